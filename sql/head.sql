@@ -1,0 +1,41 @@
+-- Runs first in every install and upgrade script: the record of incremental files, and the
+-- function that applies each of them exactly once.
+
+create table if not exists memory._migration (
+    name text primary key,
+    sha256 text not null,
+    applied_in_version text not null,
+    applied_at timestamptz not null default pg_catalog.now()
+);
+
+comment on table memory._migration is
+'Incremental SQL files (sql/incremental) applied to this database, each once, with the hash it had.';
+
+-- Applies one incremental file unless it was applied before; a recorded file whose text has changed
+-- since is an error, because released incremental files are frozen.
+create or replace function memory._apply_migration(
+    p_name text, p_sha256 text, p_version text, p_body text
+) returns void
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    v_recorded text;
+begin
+    select m.sha256 into v_recorded from memory._migration as m where m.name = p_name;
+    if found then
+        if v_recorded <> p_sha256 then
+            raise exception 'agent_memory: incremental file % changed after it was applied', p_name
+                using detail = format('recorded sha256 %s, now %s', v_recorded, p_sha256),
+                hint = 'released incremental files must never change; add a new file instead';
+        end if;
+        return;
+    end if;
+    execute p_body;
+    insert into memory._migration (name, sha256, applied_in_version)
+    values (p_name, p_sha256, p_version);
+end
+$$;
+
+comment on function memory._apply_migration(text, text, text, text) is
+'Internal: runs an incremental SQL file once and records it in memory._migration.';

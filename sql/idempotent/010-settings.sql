@@ -1,0 +1,140 @@
+-- Settings: a catalog of defaults, DBA overrides in memory.config, per-session overrides with
+-- `set memory.<key> = ...`. Precedence, highest first: per-call argument (where a function takes
+-- one), session setting, memory.config, default.
+
+-- Every setting the extension knows, with its default and the values it accepts.
+create or replace function memory.setting_definitions()
+returns table (
+    key text, default_value jsonb, value_type text, allowed jsonb,
+    minimum numeric, maximum numeric, description text
+)
+language sql
+immutable parallel safe
+as $$
+    values
+        ('embedder', '"local"'::jsonb, 'string', '["local", "openai", "client", "none"]'::jsonb,
+         null::numeric, null::numeric,
+         'Which embedder writes and queries vectors: local (all-MiniLM-L6-v2 inside the database), '
+         || 'openai (an OpenAI-compatible endpoint), client (callers pass vectors) or none (full-text only).')
+$$;
+
+comment on function memory.setting_definitions() is
+'Every setting with its default, type, accepted values and meaning. Change one with '
+'insert into memory.config or, for one session, set memory.<key> = ...';
+
+-- The value checked against its definition; raises an error that names the key and the problem.
+create or replace function memory._validated_setting(p_key text, p_value jsonb) returns jsonb
+language plpgsql
+stable
+as $$
+declare
+    d record;
+begin
+    select * into d from memory.setting_definitions() as s where s.key = p_key;
+    if not found then
+        raise exception 'agent_memory: unknown setting "%"', p_key
+            using hint = 'select key from memory.setting_definitions() lists them';
+    end if;
+    if jsonb_typeof(p_value) is distinct from d.value_type then
+        raise exception 'agent_memory: setting "%" must be a JSON %, got %', p_key, d.value_type,
+            coalesce(p_value::text, 'null');
+    end if;
+    if d.allowed is not null and not d.allowed @> jsonb_build_array(p_value) then
+        raise exception 'agent_memory: setting "%" must be one of %, got %', p_key, d.allowed, p_value;
+    end if;
+    if d.minimum is not null and p_value::numeric < d.minimum
+        or d.maximum is not null and p_value::numeric > d.maximum then
+        raise exception 'agent_memory: setting "%" must be between % and %, got %',
+            p_key, d.minimum, d.maximum, p_value;
+    end if;
+    return p_value;
+end
+$$;
+
+comment on function memory._validated_setting(text, jsonb) is
+'Internal: checks a setting value against memory.setting_definitions().';
+
+create or replace function memory._config_validate() returns trigger
+language plpgsql
+as $$
+begin
+    new.value := memory._validated_setting(new.key, new.value);
+    new.updated_at := pg_catalog.now();
+    new.updated_by := current_user;
+    return new;
+end
+$$;
+
+comment on function memory._config_validate() is
+'Internal: trigger that rejects unknown keys and ill-typed values in memory.config.';
+
+drop trigger if exists config_validate on memory.config;
+create trigger config_validate before insert or update on memory.config
+for each row execute function memory._config_validate();
+
+-- A session setting (`set memory.<key> = '...'`) as JSON of the setting's type.
+create or replace function memory._session_setting(p_key text) returns jsonb
+language plpgsql
+stable
+as $$
+declare
+    v_raw text := pg_catalog.current_setting('memory.' || p_key, true);
+    v_type text;
+begin
+    if v_raw is null or v_raw = '' then
+        return null;
+    end if;
+    select s.value_type into v_type from memory.setting_definitions() as s where s.key = p_key;
+    if v_type = 'string' then
+        return memory._validated_setting(p_key, to_jsonb(v_raw));
+    end if;
+    begin
+        return memory._validated_setting(p_key, v_raw::jsonb);
+    exception when invalid_text_representation then
+        raise exception 'agent_memory: session setting memory.% is not a valid %: %', p_key, v_type, v_raw;
+    end;
+end
+$$;
+
+comment on function memory._session_setting(text) is
+'Internal: the value of `set memory.<key>` in this session, validated, or null.';
+
+-- The value in force for this session.
+create or replace function memory.setting(p_key text) returns jsonb
+language sql
+stable
+as $$
+    select coalesce(
+        memory._session_setting(p_key),
+        (select c.value from memory.config as c where c.key = p_key),
+        memory._validated_setting(p_key, (select s.default_value from memory.setting_definitions() as s
+                                          where s.key = p_key))
+    )
+$$;
+
+comment on function memory.setting(text) is
+'The value of a setting in force for this session: session setting (set memory.<key>), then '
+'memory.config, then the default. Unknown keys are an error.';
+
+create or replace view memory.settings as
+select
+    s.key,
+    memory.setting(s.key) as value,
+    case
+        when memory._session_setting(s.key) is not null then 'session'
+        when c.key is not null then 'config'
+        else 'default'
+    end as source,
+    s.default_value,
+    s.description
+from memory.setting_definitions() as s
+left join memory.config as c on s.key = c.key;
+
+comment on view memory.settings is
+'Every setting with the value in force for this session and where it comes from (session, config, default).';
+comment on table memory.config is
+'Settings changed from their defaults, checked on write against memory.setting_definitions().';
+comment on column memory.config.key is 'The setting, one of memory.setting_definitions().key.';
+comment on column memory.config.value is 'The value as JSON of the setting''s type.';
+comment on column memory.config.updated_at is 'When the value was last written.';
+comment on column memory.config.updated_by is 'The role that last wrote it.';

@@ -1,0 +1,50 @@
+"""Fixtures: a real PostgreSQL server (the project's local one, started by `make test`) with the
+real extension installed.
+
+A template database with the extension is built once per run; every test that asks for `db` gets a
+fresh database cloned from it, dropped afterwards. `bare_db` is a fresh database without the
+extension, for install, upgrade and drop tests.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from pytest_postgresql import factories
+
+from agent_memory.localdb import DEFAULT_PORT, LocalServer
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVER = LocalServer(
+    directory=Path(os.environ.get("AGENT_MEMORY_HOME", ROOT / ".agent-memory")).resolve(),
+    port=int(os.environ.get("AGENT_MEMORY_PORT", DEFAULT_PORT)),
+)
+
+
+def install_extension(**connect: Any) -> None:
+    connect.pop("autocommit", None)
+    with psycopg.connect(**connect, autocommit=True) as conn:
+        conn.execute("create extension agent_memory cascade")
+
+
+def _server_fixture(dbname: str, load: list[Any]) -> Any:
+    return factories.postgresql_noproc(
+        host=str(SERVER.socket_dir), port=SERVER.port, user="postgres", dbname=dbname, load=load
+    )
+
+
+extension_server = _server_fixture("am_test", [install_extension])
+bare_server = _server_fixture("am_bare", [])
+db = factories.postgresql("extension_server")
+bare_db = factories.postgresql("bare_server")
+
+
+@pytest.fixture
+def dsn(db: psycopg.Connection) -> str:
+    """A connection string for the test's database (for clients and the CLI)."""
+    info = db.info
+    return f"postgresql://{info.user}@/{info.dbname}?host={info.host}&port={info.port}"

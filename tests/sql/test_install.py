@@ -1,0 +1,121 @@
+"""Installing, dropping and re-creating the extension, and what a DBA sees in the catalog."""
+
+import re
+import subprocess
+from pathlib import Path
+
+import psycopg
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def control_version() -> str:
+    text = (ROOT / "extension" / "agent_memory.control").read_text()
+    match = re.search(r"^default_version = '(.+)'", text, re.MULTILINE)
+    assert match
+    return match.group(1)
+
+
+def test_installed_version_is_the_control_files(db):
+    assert db.execute("select memory.version()").fetchone()[0] == control_version()
+    assert db.execute("select extversion from pg_extension where extname = 'agent_memory'").fetchone()[0] == (
+        control_version()
+    )
+
+
+def test_every_function_has_a_comment(db):
+    missing = db.execute(
+        """
+        select p.oid::regprocedure::text from pg_proc p
+        where p.pronamespace = 'memory'::regnamespace
+          and obj_description(p.oid, 'pg_proc') is null
+        """
+    ).fetchall()
+    assert missing == []
+
+
+def test_every_public_table_view_and_column_has_a_comment(db):
+    missing = db.execute(
+        """
+        select c.relname || coalesce('.' || a.attname, '') from pg_class c
+        left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+                                 and c.relkind in ('r', 'p')
+        where c.relnamespace = 'memory'::regnamespace and c.relkind in ('r', 'p', 'v', 'm')
+          and c.relname not like '\\_%'
+          and (case when a.attname is null then obj_description(c.oid, 'pg_class')
+                    else col_description(c.oid, a.attnum) end) is null
+        """
+    ).fetchall()
+    assert missing == []
+
+
+def test_every_function_has_a_pinned_search_path(db):
+    unpinned = db.execute(
+        """
+        select p.oid::regprocedure::text from pg_proc p
+        where p.pronamespace = 'memory'::regnamespace
+          and not exists (select 1 from unnest(p.proconfig) c where c like 'search_path=pg_catalog, %pg_temp')
+        """
+    ).fetchall()
+    assert unpinned == []
+
+
+def test_create_extension_cascade_installs_requirements(bare_db):
+    bare_db.execute("create extension agent_memory cascade")
+    installed = {row[0] for row in bare_db.execute("select extname from pg_extension").fetchall()}
+    assert {"agent_memory", "vector", "plpython3u"} <= installed
+
+
+def test_drop_extension_removes_every_object_and_it_can_be_created_again(bare_db):
+    bare_db.execute("create extension agent_memory cascade")
+    bare_db.execute("insert into memory.config (key, value) values ('embedder', '\"none\"')")
+    bare_db.execute("drop extension agent_memory")
+    # The schema named in the control file is created before the extension and so outlives it, empty.
+    left = bare_db.execute(
+        "select (select count(*) from pg_class where relnamespace = 'memory'::regnamespace)"
+        " + (select count(*) from pg_proc where pronamespace = 'memory'::regnamespace)"
+        " + (select count(*) from pg_type where typnamespace = 'memory'::regnamespace)"
+    ).fetchone()[0]
+    assert left == 0
+    bare_db.execute("create extension agent_memory")
+    assert bare_db.execute("select memory.setting('embedder')").fetchone()[0] == "local"
+
+
+def test_schema_is_fixed_and_cannot_be_relocated(bare_db):
+    bare_db.execute("create extension agent_memory cascade")
+    relocatable = bare_db.execute("select extrelocatable from pg_extension where extname = 'agent_memory'")
+    assert relocatable.fetchone()[0] is False
+
+
+def test_install_script_refuses_to_run_in_psql(bare_db):
+    script = ROOT / "extension" / "build" / f"agent_memory--{control_version()}.sql"
+    info = bare_db.info
+    result = subprocess.run(
+        ["psql", "-X", "-h", info.host, "-p", str(info.port), "-U", info.user, "-d", info.dbname, "-f", str(script)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert 'Use "CREATE EXTENSION agent_memory" to load this file.' in result.stdout
+    assert bare_db.execute("select to_regnamespace('memory')").fetchone()[0] is None
+
+
+def test_each_incremental_file_is_recorded_once(db):
+    names = sorted(path.name for path in (ROOT / "sql" / "incremental").glob("*.sql"))
+    recorded = [row[0] for row in db.execute("select name from memory._migration order by name").fetchall()]
+    assert recorded == names
+
+
+def test_reapplying_a_recorded_migration_changes_nothing(db):
+    name, sha = db.execute("select name, sha256 from memory._migration order by name limit 1").fetchone()
+    db.execute(
+        "select memory._apply_migration(%s, %s, '0.0.0', 'create table memory.should_not_exist ()')", (name, sha)
+    )
+    assert db.execute("select to_regclass('memory.should_not_exist')").fetchone()[0] is None
+
+
+def test_a_changed_released_migration_is_refused(db):
+    name = db.execute("select name from memory._migration order by name limit 1").fetchone()[0]
+    with pytest.raises(psycopg.errors.RaiseException, match=f"incremental file {name} changed"):
+        db.execute("select memory._apply_migration(%s, %s, '0.0.0', 'select 1')", (name, "0" * 64))

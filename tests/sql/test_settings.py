@@ -1,0 +1,65 @@
+"""Settings: defaults, memory.config overrides checked on write, session overrides, precedence."""
+
+import psycopg
+import pytest
+
+
+def setting(db, key):
+    return db.execute("select memory.setting(%s)", (key,)).fetchone()[0]
+
+
+def source(db, key):
+    return db.execute("select source from memory.settings where key = %s", (key,)).fetchone()[0]
+
+
+def test_default_applies_when_nothing_is_set(db):
+    assert (setting(db, "embedder"), source(db, "embedder")) == ("local", "default")
+
+
+def test_config_overrides_the_default(db):
+    db.execute("insert into memory.config (key, value) values ('embedder', '\"none\"')")
+    assert (setting(db, "embedder"), source(db, "embedder")) == ("none", "config")
+
+
+def test_session_setting_overrides_config(db):
+    db.execute("insert into memory.config (key, value) values ('embedder', '\"none\"')")
+    db.execute("set memory.embedder = 'client'")
+    assert (setting(db, "embedder"), source(db, "embedder")) == ("client", "session")
+
+
+def test_reset_session_setting_falls_back_to_config(db):
+    db.execute("insert into memory.config (key, value) values ('embedder', '\"none\"')")
+    db.execute("set memory.embedder = 'client'")
+    db.execute("reset memory.embedder")
+    assert setting(db, "embedder") == "none"
+
+
+def test_config_records_who_changed_it(db):
+    db.execute("insert into memory.config (key, value) values ('embedder', '\"none\"')")
+    assert db.execute("select updated_by = current_user from memory.config").fetchone()[0] is True
+
+
+def test_unknown_key_in_config_is_refused(db):
+    with pytest.raises(psycopg.errors.RaiseException, match='unknown setting "embeder"'):
+        db.execute("insert into memory.config (key, value) values ('embeder', '\"none\"')")
+
+
+def test_wrong_type_in_config_is_refused(db):
+    with pytest.raises(psycopg.errors.RaiseException, match='"embedder" must be a JSON string, got 3'):
+        db.execute("insert into memory.config (key, value) values ('embedder', '3')")
+
+
+def test_value_outside_the_allowed_set_is_refused(db):
+    with pytest.raises(psycopg.errors.RaiseException, match='"embedder" must be one of'):
+        db.execute("insert into memory.config (key, value) values ('embedder', '\"magic\"')")
+
+
+def test_bad_session_setting_is_refused_when_read(db):
+    db.execute("set memory.embedder = 'magic'")
+    with pytest.raises(psycopg.errors.RaiseException, match='"embedder" must be one of'):
+        setting(db, "embedder")
+
+
+def test_reading_an_unknown_key_is_an_error(db):
+    with pytest.raises(psycopg.errors.RaiseException, match='unknown setting "nope"'):
+        setting(db, "nope")

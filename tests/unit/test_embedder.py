@@ -1,0 +1,57 @@
+"""The local embedder outside the database (the same code runs inside it)."""
+
+import math
+
+import pytest
+
+from agent_memory_db import embedder
+
+
+@pytest.fixture(scope="module")
+def model():
+    return embedder.LocalEmbedder()
+
+
+def cosine(a, b):
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+def test_vectors_have_384_dimensions_and_unit_length(model):
+    vectors = model.embed(["The deploy failed because the token expired.", "hi"])
+    assert [len(v) for v in vectors] == [384, 384]
+    assert all(math.isclose(math.sqrt(cosine(v, v)), 1.0, abs_tol=1e-5) for v in vectors)
+
+
+def test_paraphrase_is_closer_than_unrelated_text(model):
+    query, paraphrase, unrelated = model.embed(
+        ["Where does Maria go running?", "Maria jogs in the park every morning.", "The invoice is due Friday."]
+    )
+    assert cosine(query, paraphrase) > cosine(query, unrelated) + 0.2
+
+
+def test_batching_does_not_change_vectors(model):
+    texts = [f"turn number {i} about {'long ' * i}topics" for i in range(10)]
+    together = model.embed(texts, batch_size=32)
+    alone = [model.embed([text])[0] for text in texts]
+    assert all(cosine(a, b) > 0.9999 for a, b in zip(together, alone, strict=True))
+
+
+def test_empty_input_gives_no_vectors(model):
+    assert model.embed([]) == []
+
+
+def test_a_single_string_is_refused(model):
+    with pytest.raises(TypeError, match="sequence of texts"):
+        model.embed("not a list")
+
+
+def test_damaged_model_file_is_reported(tmp_path):
+    damaged = tmp_path / "model.onnx"
+    damaged.write_bytes(b"not a model")
+    with pytest.raises(embedder.EmbedderUnavailable, match="sha256"):
+        embedder._checked(damaged, embedder.MODEL_SHA256)
+
+
+def test_missing_model_file_is_reported(tmp_path):
+    with pytest.raises(embedder.EmbedderUnavailable, match="missing"):
+        embedder._checked(tmp_path / "absent.onnx", embedder.MODEL_SHA256)
