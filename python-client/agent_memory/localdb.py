@@ -81,7 +81,8 @@ class LocalServer:
             reachable = subprocess.run(["runuser", "-u", owner, "--", "test", "-w", str(self.socket_dir)])
             if reachable.returncode != 0:
                 raise LocalServerError(
-                    f"user {owner} cannot reach {self.directory}: every directory above it must be searchable by {owner}"
+                    f"user {owner} cannot reach {self.directory}: "
+                    f"every directory above it must be searchable by {owner}"
                 )
         self.directory.chmod(0o700)
         self.socket_dir.chmod(0o700)
