@@ -7,7 +7,7 @@ VENV := $(CURDIR)/.venv
 CLI := $(VENV)/bin/agent-memory
 export AGENT_MEMORY_HOME ?= $(CURDIR)/.agent-memory
 
-.PHONY: demo test provision build install db-start db-stop lint unit test-sql clean
+.PHONY: demo test provision build install db-start db-stop lint release clean
 
 ## demo: start the local server, install the extension, show what the product does
 demo: provision db-start
@@ -43,6 +43,12 @@ lint: provision
 	$(VENV)/bin/ruff format --check plpython python-client tests extension/tools
 	$(VENV)/bin/mypy --strict python-client/agent_memory
 	$(VENV)/bin/sqlfluff lint --processes 2 sql
+
+## release: freeze this version's install script in extension/released/ (then bump the version)
+release: build
+	@test ! -e extension/released/agent_memory--$(EXT_VERSION).sql || \
+	  { echo "agent_memory $(EXT_VERSION) is already released"; exit 1; }
+	cp extension/build/agent_memory--$(EXT_VERSION).sql extension/released/
 
 clean:
 	$(MAKE) -s -C extension PG_CONFIG=$(PG_CONFIG) clean

@@ -1,0 +1,96 @@
+"""ALTER EXTENSION agent_memory UPDATE from every released version gives what a fresh install gives."""
+
+from pathlib import Path
+
+import pytest
+from psycopg import sql
+
+ROOT = Path(__file__).resolve().parents[2]
+RELEASED = sorted(
+    path.name.removeprefix("agent_memory--").removesuffix(".sql")
+    for path in (ROOT / "extension" / "released").glob("agent_memory--*.sql")
+)
+
+# Everything a user or DBA can see of the extension: functions with their bodies and settings, tables
+# and views with their columns, indexes, constraints, triggers, and every comment.
+CATALOG = """
+select 'function ' || p.oid::regprocedure || ' ' || pg_get_functiondef(p.oid)
+       || coalesce(' -- ' || obj_description(p.oid, 'pg_proc'), '')
+from pg_proc p where p.pronamespace = 'memory'::regnamespace and p.prokind <> 'a'
+union all
+select 'relation ' || c.relname || ' ' || c.relkind::text || coalesce(' -- ' || obj_description(c.oid, 'pg_class'), '')
+       || coalesce(' ' || pg_get_viewdef(c.oid) , '')
+from pg_class c where c.relnamespace = 'memory'::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'S')
+union all
+select 'column ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+       || case when a.attnotnull then ' not null' else '' end
+       || coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), '')
+       || coalesce(' -- ' || col_description(c.oid, a.attnum), '')
+from pg_class c
+join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
+where c.relnamespace = 'memory'::regnamespace and c.relkind in ('r', 'p', 'v', 'm')
+union all
+select 'index ' || pg_get_indexdef(i.indexrelid)
+from pg_index i join pg_class c on c.oid = i.indrelid where c.relnamespace = 'memory'::regnamespace
+union all
+select 'constraint ' || conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid)
+from pg_constraint where connamespace = 'memory'::regnamespace
+union all
+select 'trigger ' || pg_get_triggerdef(t.oid)
+from pg_trigger t join pg_class c on c.oid = t.tgrelid
+where c.relnamespace = 'memory'::regnamespace and not t.tgisinternal
+union all
+select 'type ' || t.typname from pg_type t
+where t.typnamespace = 'memory'::regnamespace and t.typtype in ('c', 'e', 'd') and t.typrelid = 0
+union all
+select 'member ' || pg_describe_object(d.classid, d.objid, d.objsubid)
+from pg_depend d join pg_extension e on e.oid = d.refobjid
+where e.extname = 'agent_memory' and d.deptype = 'e'
+union all
+select 'config-dump ' || unnest(extconfig)::regclass::text from pg_extension where extname = 'agent_memory'
+order by 1
+"""
+
+
+def catalog(conn) -> list[str]:
+    return [row[0] for row in conn.execute(CATALOG).fetchall()]
+
+
+def install(conn, version: str) -> None:
+    conn.execute(sql.SQL("create extension agent_memory version {} cascade").format(sql.Literal(version)))
+
+
+def test_a_release_exists_to_upgrade_from():
+    assert RELEASED, "extension/released/ holds no released install script"
+
+
+@pytest.mark.parametrize("old_version", RELEASED)
+def test_upgrade_matches_a_fresh_install(db, bare_db, old_version):
+    install(bare_db, old_version)
+    bare_db.execute("alter extension agent_memory update")
+    assert (
+        bare_db.execute("select memory.version()").fetchone()[0] == db.execute("select memory.version()").fetchone()[0]
+    )
+    upgraded, fresh = catalog(bare_db), catalog(db)
+    assert [line for line in fresh if line not in upgraded] == []
+    assert [line for line in upgraded if line not in fresh] == []
+
+
+@pytest.mark.parametrize("old_version", RELEASED)
+def test_upgrade_keeps_settings(bare_db, old_version):
+    install(bare_db, old_version)
+    bare_db.execute("insert into memory.config (key, value) values ('embedder', '\"none\"')")
+    bare_db.execute("alter extension agent_memory update")
+    assert bare_db.execute("select memory.setting('embedder')").fetchone()[0] == "none"
+
+
+@pytest.mark.parametrize("old_version", RELEASED)
+def test_upgrade_records_only_new_incremental_files(bare_db, old_version):
+    install(bare_db, old_version)
+    before = dict(bare_db.execute("select name, applied_in_version from memory._migration").fetchall())
+    bare_db.execute("alter extension agent_memory update")
+    after = dict(bare_db.execute("select name, applied_in_version from memory._migration").fetchall())
+    assert {name: after[name] for name in before} == before
+    names = sorted(path.name for path in (ROOT / "sql" / "incremental").glob("*.sql"))
+    assert sorted(after) == names
