@@ -12,12 +12,12 @@ comment on table memory._migration is
 'Incremental SQL files (sql/incremental) applied to this database, each once, with the hash it had.';
 
 -- Applies one incremental file unless it was applied before; a recorded file whose text has changed
--- since is an error, because released incremental files are frozen.
+-- since is an error, because released incremental files are frozen. It runs the file under the
+-- install script's search_path (the extension's schema, then pgvector's), so it sets none itself.
 create or replace function memory._apply_migration(
     p_name text, p_sha256 text, p_version text, p_body text
 ) returns void
 language plpgsql
-set search_path = pg_catalog, pg_temp
 as $$
 declare
     v_recorded text;

@@ -2,6 +2,7 @@
 
 -- Pin every function of the extension to a safe search_path: pg_catalog, the schema pgvector was
 -- installed in (its types and operators), pg_temp last. Bodies name our own objects as memory.x.
+-- Procedures are left out: one with a SET clause cannot commit; theirs qualify every name instead.
 do $pin$
 declare
     v_vector_schema text := (
@@ -18,7 +19,7 @@ begin
         inner join pg_catalog.pg_depend as d
             on d.classid = 'pg_catalog.pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e'
         inner join pg_catalog.pg_extension as e on d.refobjid = e.oid
-        where e.extname = 'agent_memory'
+        where e.extname = 'agent_memory' and p.prokind <> 'p'
     loop
         execute format(
             'alter function %s set search_path = pg_catalog, %I, pg_temp', v_function, v_vector_schema

@@ -48,3 +48,12 @@ def dsn(db: psycopg.Connection) -> str:
     """A connection string for the test's database (for clients and the CLI)."""
     info = db.info
     return f"postgresql://{info.user}@/{info.dbname}?host={info.host}&port={info.port}"
+
+
+@pytest.fixture
+def http_stub():
+    """An OpenAI-compatible server on loopback (see tests/http_stub.py)."""
+    from http_stub import Stub
+
+    with Stub() as stub:
+        yield stub

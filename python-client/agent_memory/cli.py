@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,29 @@ def cmd_health(args: argparse.Namespace) -> int:
     return 0 if rows and rows[0]["problem"] is None else 1
 
 
+def cmd_worker(args: argparse.Namespace) -> int:
+    """Runs queued enrichment jobs until stopped (or, with --once, until the queue is empty)."""
+    done = failed = 0
+    started = time.monotonic()
+    with psycopg.connect(_dsn(args), autocommit=True) as conn:
+        while True:
+            row = conn.execute("call memory.work(%s)", (args.batch,)).fetchone()
+            processed, errors = row if row else (0, 0)
+            done, failed = done + processed, failed + errors
+            pending = conn.execute("select count(*) from memory.jobs where status in ('queued', 'running')").fetchone()
+            left = pending[0] if pending else 0
+            if processed or errors:
+                rate = done / max(time.monotonic() - started, 1e-9)
+                eta = f", about {left / rate:.0f} s left" if rate and left else ""
+                print(f"{done} done, {failed} failed, {left} pending ({rate:.1f} jobs/s{eta})", flush=True)
+            if processed + errors == 0:
+                if args.once:
+                    break
+                time.sleep(args.idle_seconds)
+    print(f"worker finished: {done} done, {failed} failed")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-memory", description="Long-term memory for AI agents in PostgreSQL.")
     parser.add_argument("--dsn", help="connection string (default: $DATABASE_URL, else the local server)")
@@ -102,6 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     health = commands.add_parser("health", help="show versions and whether the embedder loads")
     health.set_defaults(func=cmd_health)
+    worker = commands.add_parser("worker", help="run queued enrichment jobs (memory.work) in a loop")
+    worker.add_argument("--batch", type=int, default=20, help="jobs per memory.work call (default 20)")
+    worker.add_argument("--once", action="store_true", help="stop when no job is left to run")
+    worker.add_argument("--idle-seconds", type=float, default=2.0, help="wait when the queue is empty (default 2)")
+    worker.set_defaults(func=cmd_worker)
     return parser
 
 
@@ -109,6 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
+    except KeyboardInterrupt:
+        return 130
     except (LocalServerError, psycopg.Error) as exc:
         print(f"agent-memory: {exc}", file=sys.stderr)
         return 1

@@ -63,3 +63,16 @@ def test_local_server_lifecycle(server_dir):
     assert url.endswith(f"/agent_memory?host={Path(server_dir).resolve()}/run&port=55499")
     assert run(*local, "db", "stop").stdout.strip() == "stopped"
     assert run(*local, "db", "stop").stdout.strip() == "not running"
+
+
+def test_worker_once_runs_the_queue_and_reports_progress(db, dsn):
+    db.execute(
+        'select memory.commit(s, \'[{"role": "user", "content": "Deploy the auth service on Friday."}]\')'
+        " from unnest(array['s1', 's2', 's3']) as s"
+    )
+    db.commit()
+    result = run("--dsn", dsn, "worker", "--once", "--batch", "2")
+    assert result.returncode == 0, result.stderr
+    assert "2 done, 0 failed, 1 pending" in result.stdout
+    assert result.stdout.strip().endswith("worker finished: 3 done, 0 failed")
+    assert db.execute("select count(*) from memory.jobs where status = 'done'").fetchone()[0] == 3

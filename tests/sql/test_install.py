@@ -51,10 +51,11 @@ def test_every_public_table_view_and_column_has_a_comment(db):
 
 
 def test_every_function_has_a_pinned_search_path(db):
+    # Procedures cannot commit with a SET clause; theirs qualify every name instead.
     unpinned = db.execute(
         """
         select p.oid::regprocedure::text from pg_proc p
-        where p.pronamespace = 'memory'::regnamespace
+        where p.pronamespace = 'memory'::regnamespace and p.prokind <> 'p'
           and not exists (select 1 from unnest(p.proconfig) c where c like 'search_path=pg_catalog, %pg_temp')
         """
     ).fetchall()

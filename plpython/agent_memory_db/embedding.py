@@ -1,0 +1,58 @@
+"""Which embedder the settings choose, and one call to embed texts with it.
+
+Providers: local (all-MiniLM-L6-v2 in this process), openai (an OpenAI-compatible endpoint),
+client (vectors come from the caller; nothing to compute here), none (no vectors at all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping, Sequence
+from dataclasses import dataclass
+
+from agent_memory_db import embedder as local
+from agent_memory_db import openai_compat
+
+
+@dataclass(frozen=True)
+class Model:
+    provider: str
+    name: str
+    dimensions: int
+
+
+def model_of(settings: dict) -> Model | None:
+    provider = settings["embedder"]
+    if provider == "local":
+        return Model("local", local.MODEL_NAME, local.DIMENSIONS)
+    if provider == "openai":
+        return Model("openai", settings["openai_embedding_model"], int(settings["openai_embedding_dimensions"]))
+    if provider == "client":
+        return Model("client", "client", int(settings["client_dimensions"]))
+    return None
+
+
+def endpoint(settings: dict, api_key: str | None) -> openai_compat.Endpoint:
+    return openai_compat.Endpoint(
+        base_url=settings["openai_base_url"],
+        api_key=api_key,
+        timeout=float(settings["http_timeout_seconds"]),
+        retries=int(settings["http_retries"]),
+    )
+
+
+def embed(settings: dict, texts: Sequence[str], api_key: str | None, cache: MutableMapping) -> list[list[float]]:
+    """Vectors for texts with the configured embedder; the local model is kept in `cache`."""
+    model = model_of(settings)
+    if model is None:
+        raise ValueError("no embedder is configured (setting embedder = none)")
+    if model.provider == "client":
+        raise ValueError("the client embedder takes vectors from the caller; pass query_vector or message embeddings")
+    if model.provider == "openai":
+        return openai_compat.embed(endpoint(settings, api_key), model.name, texts, model.dimensions)
+    if "local_embedder" not in cache:
+        cache["local_embedder"] = local.LocalEmbedder()
+    return cache["local_embedder"].embed(texts)
+
+
+def as_pgvector(vector: Sequence[float]) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"

@@ -1,0 +1,134 @@
+"""What gets indexed for a turn: noise filtering, context from preceding turns, chunking.
+
+Pure functions over plain dicts so they are tested without a database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+CONFIRMATIONS = frozenset(
+    [
+        "ok",
+        "okay",
+        "k",
+        "kk",
+        "yes",
+        "yep",
+        "yeah",
+        "no",
+        "nope",
+        "thanks",
+        "thank",
+        "you",
+        "thx",
+        "ty",
+        "cool",
+        "great",
+        "nice",
+        "got",
+        "it",
+        "sure",
+        "sounds",
+        "good",
+        "perfect",
+        "done",
+        "noted",
+        "understood",
+        "alright",
+        "right",
+        "np",
+        "lgtm",
+        "ack",
+    ]
+)
+HEARTBEAT = re.compile(r"^\s*(\[?heartbeat\]?|ping|pong|HEARTBEAT_OK|keep-?alive)\b", re.IGNORECASE)
+SLASH_COMMAND = re.compile(r"^\s*/[a-z][\w-]*(\s|$)", re.IGNORECASE)
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True)
+class IndexPolicy:
+    roles: frozenset[str] = frozenset({"user", "assistant"})
+    context_turns: int = 1
+    min_chars: int = 12
+    chunk_chars: int = 1500
+
+
+@dataclass(frozen=True)
+class Chunk:
+    turn_key: int
+    chunk_no: int
+    text: str
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+
+def is_noise(text: str, min_chars: int) -> bool:
+    """Slash commands, bare confirmations, heartbeat lines and very short turns carry no memory."""
+    stripped = text.strip()
+    if SLASH_COMMAND.match(stripped) or HEARTBEAT.match(stripped):
+        return True
+    words = re.sub(r"[^\w\s]", " ", stripped.lower()).split()
+    if words and all(word in CONFIRMATIONS for word in words):
+        return True
+    return len(stripped) < min_chars
+
+
+def split_chunks(text: str, chunk_chars: int) -> list[str]:
+    """Splits on sentence ends (hard-cut only when one sentence is longer than a chunk)."""
+    text = text.strip()
+    if len(text) <= chunk_chars:
+        return [text]
+    chunks: list[str] = []
+    current = ""
+    for sentence in SENTENCE_END.split(text):
+        while len(sentence) > chunk_chars:
+            if current:
+                chunks.append(current)
+                current = ""
+            chunks.append(sentence[:chunk_chars])
+            sentence = sentence[chunk_chars:]
+        if current and len(current) + 1 + len(sentence) > chunk_chars:
+            chunks.append(current)
+            current = sentence
+        else:
+            current = f"{current} {sentence}" if current else sentence
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def index_chunks(turns: Sequence[dict], policy: IndexPolicy) -> list[Chunk]:
+    """Chunks to index for the turns of one session, given in order as dicts with
+    turn_key, role and content. Each chunk carries the previous `context_turns` indexable turns
+    before its own text, since a turn alone often lacks the words of the question it answers."""
+    chunks: list[Chunk] = []
+    context: list[str] = []
+    for turn in turns:
+        if turn["role"] not in policy.roles or is_noise(turn["content"], policy.min_chars):
+            continue
+        prefix = "\n".join(context[-policy.context_turns :]) if policy.context_turns > 0 else ""
+        for number, piece in enumerate(split_chunks(turn["content"], policy.chunk_chars)):
+            text = f"{prefix}\n{piece}" if prefix and number == 0 else piece
+            chunks.append(Chunk(turn["turn_key"], number, text))
+        context.append(turn["content"].strip()[: policy.chunk_chars])
+    return chunks
+
+
+def policy_from_settings(settings: dict) -> IndexPolicy:
+    return IndexPolicy(
+        roles=frozenset(settings["index_roles"]),
+        context_turns=int(settings["index_context_turns"]),
+        min_chars=int(settings["index_min_chars"]),
+        chunk_chars=int(settings["chunk_chars"]),
+    )
+
+
+def texts(chunks: Iterable[Chunk]) -> list[str]:
+    return [chunk.text for chunk in chunks]

@@ -1,0 +1,80 @@
+"""Clients for OpenAI-compatible endpoints: /v1/embeddings and /v1/chat/completions.
+
+Standard library only. Retries connection failures, 429 and 5xx answers with exponential backoff;
+other answers are errors that keep the server's message.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+class ProviderError(RuntimeError):
+    """The endpoint failed or answered with something unusable."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str
+    api_key: str | None = None
+    timeout: float = 30.0
+    retries: int = 2
+    backoff: float = 0.5
+
+    def post(self, path: str, payload: dict) -> dict:
+        url = self.base_url.rstrip("/") + path
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        body = json.dumps(payload).encode()
+        last = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+            request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    return json.loads(response.read())
+            except urllib.error.HTTPError as exc:
+                detail = exc.read().decode(errors="replace")[:500]
+                last = f"{url} answered {exc.code}: {detail}"
+                if exc.code != 429 and exc.code < 500:
+                    break
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+                last = f"{url} failed: {getattr(exc, 'reason', exc)}"
+            except json.JSONDecodeError as exc:
+                raise ProviderError(f"{url} answered with invalid JSON: {exc}") from exc
+        raise ProviderError(f"{last} (after {attempt + 1} attempt{'s' if attempt else ''})")
+
+
+def embed(endpoint: Endpoint, model: str, texts: Sequence[str], dimensions: int) -> list[list[float]]:
+    if not texts:
+        return []
+    answer = endpoint.post("/embeddings", {"model": model, "input": list(texts)})
+    try:
+        rows = sorted(answer["data"], key=lambda row: row["index"])
+        vectors = [list(map(float, row["embedding"])) for row in rows]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ProviderError(f"unexpected embeddings answer: {str(answer)[:300]}") from exc
+    if len(vectors) != len(texts):
+        raise ProviderError(f"asked for {len(texts)} embeddings, got {len(vectors)}")
+    for vector in vectors:
+        if len(vector) != dimensions:
+            raise ProviderError(f"{model} returned {len(vector)} dimensions, configured {dimensions}")
+    return vectors
+
+
+def chat(endpoint: Endpoint, model: str, messages: list[dict]) -> str:
+    answer = endpoint.post(
+        "/chat/completions",
+        {"model": model, "messages": messages, "temperature": 0, "response_format": {"type": "json_object"}},
+    )
+    try:
+        return str(answer["choices"][0]["message"]["content"])
+    except (KeyError, IndexError, TypeError) as exc:
+        raise ProviderError(f"unexpected chat answer: {str(answer)[:300]}") from exc

@@ -1,0 +1,80 @@
+-- What a DBA reads in \d+ for the tables of conversations and enrichment.
+comment on table memory.sessions is 'One row per conversation session of an agent, under a tenant.';
+comment on column memory.sessions.tenant_id is 'The tenant (memory.current_tenant() when written).';
+comment on column memory.sessions.session_key is 'Internal key of the session.';
+comment on column memory.sessions.agent_id is 'The agent the session belongs to.';
+comment on column memory.sessions.session_id is 'The caller''s id for the session (unique per tenant and agent).';
+comment on column memory.sessions.source is 'Where the conversation came from (an app, an importer).';
+comment on column memory.sessions.model is 'The model that took part in the conversation.';
+comment on column memory.sessions.started_at is 'When the session started (event time).';
+comment on column memory.sessions.tokens_in is 'Tokens sent to the model in the session, when known.';
+comment on column memory.sessions.tokens_out is 'Tokens the model produced in the session, when known.';
+comment on column memory.sessions.metadata is 'Free metadata; later commits merge theirs into it.';
+comment on column memory.sessions.recorded_at is 'When the session was first stored (record time).';
+comment on column memory.sessions.updated_at is 'When a commit last touched the session.';
+
+comment on table memory.turns is 'Every message of every session, in order, of every role.';
+comment on column memory.turns.tenant_id is 'The tenant.';
+comment on column memory.turns.turn_key is 'Internal key of the turn.';
+comment on column memory.turns.session_key is 'The session (memory.sessions.session_key).';
+comment on column memory.turns.agent_id is 'The agent (as on the session).';
+comment on column memory.turns.position is 'Order of the turn in its session, from 0.';
+comment on column memory.turns.message_id is 'The caller''s message id, when given (unique per session).';
+comment on column memory.turns.role is 'user, assistant, system or tool.';
+comment on column memory.turns.name is 'The speaker''s name, when given; kept as data, not indexed as text.';
+comment on column memory.turns.content is 'The message text (text parts joined by newlines).';
+comment on column memory.turns.content_sha256 is 'sha256 of content: identity of a message without id.';
+comment on column memory.turns.tool_calls is 'Tool calls the message made, as given.';
+comment on column memory.turns.tool_call_id is 'For a tool result, the call it answers.';
+comment on column memory.turns.tokens is 'Tokens of the message, when given.';
+comment on column memory.turns.client_embedding is 'A vector the caller passed (client embedder).';
+comment on column memory.turns.metadata is 'Free metadata of the message.';
+comment on column memory.turns.created_at is 'When the message was said (event time; the session start if not given).';
+comment on column memory.turns.recorded_at is 'When the message was stored (record time).';
+
+comment on table memory.chunks is
+'The text indexed for recall: per turn, one or more chunks with preceding turns as context.';
+comment on column memory.chunks.tenant_id is 'The tenant.';
+comment on column memory.chunks.turn_key is 'The turn the chunk indexes.';
+comment on column memory.chunks.chunk_no is 'Chunk number within the turn, from 0.';
+comment on column memory.chunks.session_key is 'The turn''s session.';
+comment on column memory.chunks.agent_id is 'The turn''s agent.';
+comment on column memory.chunks.text is 'The indexed text (context, then the turn''s own text).';
+comment on column memory.chunks.text_sha256 is 'sha256 of text: an unchanged chunk is never re-embedded.';
+comment on column memory.chunks.tsv is 'Full-text vector of text (setting text_search_config).';
+
+comment on table memory.chunk_embeddings is 'Vectors of chunks, one per chunk and embedding model.';
+comment on column memory.chunk_embeddings.tenant_id is 'The tenant.';
+comment on column memory.chunk_embeddings.turn_key is 'The chunk''s turn.';
+comment on column memory.chunk_embeddings.chunk_no is 'The chunk.';
+comment on column memory.chunk_embeddings.model is 'The embedding model (memory.embedding_models).';
+comment on column memory.chunk_embeddings.text_sha256 is 'sha256 of the text that was embedded.';
+comment on column memory.chunk_embeddings.embedding is 'The vector (unit length for the local model).';
+
+comment on table memory.summaries is 'One summary per session, with decisions and open loops.';
+comment on column memory.summaries.tenant_id is 'The tenant.';
+comment on column memory.summaries.session_key is 'The session.';
+comment on column memory.summaries.method is 'extractive, llm, or caller (memory.set_summary; never overwritten).';
+comment on column memory.summaries.summary is 'The summary text.';
+comment on column memory.summaries.decisions is 'Decisions taken in the session (JSON array of strings).';
+comment on column memory.summaries.open_loops is 'Questions and tasks left open (JSON array of strings).';
+comment on column memory.summaries.source_sha256 is
+'Hash of the turns summarized: unchanged turns are not summarized again.';
+comment on column memory.summaries.tsv is 'Full-text vector of the summary.';
+comment on column memory.summaries.created_at is 'When the summary was written.';
+
+comment on table memory.session_embeddings is 'One vector per session and model: its summary and opening user turns.';
+comment on column memory.session_embeddings.tenant_id is 'The tenant.';
+comment on column memory.session_embeddings.session_key is 'The session.';
+comment on column memory.session_embeddings.model is 'The embedding model.';
+comment on column memory.session_embeddings.text_sha256 is 'sha256 of the text that was embedded.';
+comment on column memory.session_embeddings.embedding is 'The vector.';
+
+comment on table memory.embedding_models is
+'Embedding models used so far; recall uses a model once it is ready (every chunk has its vector).';
+comment on column memory.embedding_models.model is 'The model name.';
+comment on column memory.embedding_models.provider is 'local, openai or client.';
+comment on column memory.embedding_models.dimensions is 'Dimensions of its vectors.';
+comment on column memory.embedding_models.state is 'building (backfill running), ready, or retired.';
+comment on column memory.embedding_models.created_at is 'When the model was first used.';
+comment on column memory.embedding_models.ready_at is 'When its vectors became complete.';

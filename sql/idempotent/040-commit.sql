@@ -1,0 +1,240 @@
+-- memory.commit: store a session's messages. Idempotent: a message already stored (same caller id,
+-- or without id the same content at the same position) is skipped, so re-committing a growing
+-- session appends only its new turns. Bad input raises an error naming the message and stores nothing.
+
+-- The first problem with one message, or null when it is acceptable.
+create or replace function memory._message_problem(message json, max_chars integer, dimensions integer)
+returns text
+language sql
+immutable parallel safe
+as $$
+    select case
+        when json_typeof(message) is distinct from 'object' then 'is not a JSON object'
+        when strpos(message::text, '\u0000') > 0 then 'contains a NUL character (\u0000)'
+        when message -> 'role' is null or json_typeof(message -> 'role') = 'null' then 'has no role'
+        when json_typeof(message -> 'role') <> 'string'
+            or message ->> 'role' not in ('user', 'assistant', 'system', 'tool')
+            then format('has unknown role %s (expected user, assistant, system or tool)', message -> 'role')
+        when (message -> 'content' is null or json_typeof(message -> 'content') = 'null')
+            and coalesce(json_typeof(message -> 'tool_calls'), 'null') <> 'array'
+            then 'has no content'
+        when json_typeof(message -> 'content') not in ('string', 'array', 'null')
+            then 'has content that is neither a string nor a list of text parts'
+        when json_typeof(message -> 'content') = 'array' and exists (
+            select from json_array_elements(message -> 'content') as part
+            where json_typeof(part) <> 'string'
+                and (json_typeof(part) <> 'object' or json_typeof(part -> 'text') is distinct from 'string')
+        ) then 'has a content part that is not text (a string or an object with "text")'
+        when length(memory._message_text(message)) > max_chars
+            then format('is %s characters long, over the limit of %s (setting max_message_chars)',
+                        length(memory._message_text(message)), max_chars)
+        when message -> 'id' is not null and json_typeof(message -> 'id') not in ('string', 'number')
+            then 'has an id that is neither a string nor a number'
+        when message -> 'created_at' is not null
+            and (json_typeof(message -> 'created_at') <> 'string'
+                 or message ->> 'created_at' !~ '^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|z|[+-]\d{2}(:?\d{2})?)?$')
+            then format('has created_at %s, which is not an ISO 8601 timestamp', message -> 'created_at')
+        when message -> 'metadata' is not null and json_typeof(message -> 'metadata') <> 'object'
+            then 'has metadata that is not a JSON object'
+        when message -> 'name' is not null and json_typeof(message -> 'name') not in ('string', 'null')
+            then 'has a name that is not a string'
+        when message -> 'embedding' is not null and (
+            json_typeof(message -> 'embedding') <> 'array'
+            or json_array_length(message -> 'embedding') <> dimensions
+            or exists (select from json_array_elements(message -> 'embedding') as x where json_typeof(x) <> 'number')
+        ) then format('has an embedding that is not a list of %s numbers (setting client_dimensions)', dimensions)
+    end
+$$;
+
+comment on function memory._message_problem(json, integer, integer) is
+'Internal: what is wrong with one message given to memory.commit, or null.';
+
+-- A message's text: the content string, or its text parts joined by newlines.
+create or replace function memory._message_text(message json) returns text
+language sql
+immutable parallel safe
+as $$
+    select case json_typeof(message -> 'content')
+        when 'string' then message ->> 'content'
+        when 'array' then (
+            select coalesce(string_agg(coalesce(part ->> 'text', part #>> '{}'), e'\n' order by n), '')
+            from json_array_elements(message -> 'content') with ordinality as p (part, n)
+        )
+        else ''
+    end
+$$;
+
+comment on function memory._message_text(json) is
+'Internal: the text of a message''s content (a string, or text parts joined by newlines).';
+
+create or replace function memory.commit(
+    session_id text,
+    messages json,
+    agent_id text default 'default',
+    source text default null,
+    started_at timestamptz default null,
+    model text default null,
+    tokens_in bigint default null,
+    tokens_out bigint default null,
+    metadata jsonb default '{}',
+    enrich text default null
+) returns table (session_key bigint, created boolean, turns_added integer, job_id bigint)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_tenant text := memory.current_tenant();
+    v_max_chars integer := (memory.setting('max_message_chars'))::integer;
+    v_dimensions integer := (memory.setting('client_dimensions'))::integer;
+    v_enrich text := coalesce(commit.enrich, memory.setting('enrich') #>> '{}');
+    v_problem record;
+    v_bad_time record;
+    v_session bigint;
+    v_created boolean;
+    v_added integer;
+    v_job bigint;
+begin
+    if commit.session_id is null or btrim(commit.session_id) = '' then
+        raise exception 'agent_memory: commit needs a session_id';
+    end if;
+    if commit.agent_id is null or btrim(commit.agent_id) = '' then
+        raise exception 'agent_memory: commit needs an agent_id';
+    end if;
+    if v_enrich not in ('queue', 'now', 'none') then
+        raise exception 'agent_memory: enrich must be queue, now or none, got %', v_enrich;
+    end if;
+    if commit.metadata is null or jsonb_typeof(commit.metadata) <> 'object' then
+        raise exception 'agent_memory: commit metadata must be a JSON object';
+    end if;
+    if commit.messages is null or json_typeof(commit.messages) <> 'array' then
+        raise exception 'agent_memory: messages must be a JSON array of messages, got %',
+            coalesce(json_typeof(commit.messages), 'null');
+    end if;
+
+    select m.n - 1 as index, memory._message_problem(m.message, v_max_chars, v_dimensions) as problem
+    into v_problem
+    from json_array_elements(commit.messages) with ordinality as m (message, n)
+    where memory._message_problem(m.message, v_max_chars, v_dimensions) is not null
+    order by m.n
+    limit 1;
+    if found then
+        raise exception 'agent_memory: message % %', v_problem.index, v_problem.problem
+            using errcode = 'invalid_parameter_value';
+    end if;
+
+    select d.index, d.id into v_problem
+    from (
+        select m.n - 1 as index, m.message ->> 'id' as id,
+               pg_catalog.row_number() over (partition by m.message ->> 'id' order by m.n) as copy
+        from json_array_elements(commit.messages) with ordinality as m (message, n)
+        where m.message ->> 'id' is not null
+    ) as d
+    where d.copy > 1
+    order by d.index
+    limit 1;
+    if found then
+        raise exception 'agent_memory: message % repeats id % of an earlier message', v_problem.index, v_problem.id
+            using errcode = 'invalid_parameter_value';
+    end if;
+
+    -- Timestamps that match the pattern but are not real dates (2024-02-30) fail the cast: find which.
+    begin
+        perform (m.message ->> 'created_at')::timestamptz from json_array_elements(commit.messages) as m (message);
+    exception when datetime_field_overflow or invalid_datetime_format then
+        for v_bad_time in
+            select m.n - 1 as index, m.message ->> 'created_at' as created_at
+            from json_array_elements(commit.messages) with ordinality as m (message, n)
+            where m.message ->> 'created_at' is not null order by m.n
+        loop
+            begin
+                perform v_bad_time.created_at::timestamptz;
+            exception when datetime_field_overflow or invalid_datetime_format then
+                raise exception 'agent_memory: message % has created_at "%", which is not a valid time',
+                    v_bad_time.index, v_bad_time.created_at using errcode = 'invalid_parameter_value';
+            end;
+        end loop;
+    end;
+
+    insert into memory.sessions as s (tenant_id, agent_id, session_id, source, model, started_at,
+                                      tokens_in, tokens_out, metadata)
+    values (
+        v_tenant, commit.agent_id, commit.session_id, commit.source, commit.model,
+        coalesce(
+            commit.started_at,
+            (select min((m.message ->> 'created_at')::timestamptz) from json_array_elements(commit.messages) as m (message)),
+            pg_catalog.now()
+        ),
+        commit.tokens_in, commit.tokens_out, commit.metadata
+    )
+    on conflict (tenant_id, agent_id, session_id) do update
+    set source = coalesce(excluded.source, s.source),
+        model = coalesce(excluded.model, s.model),
+        started_at = case when commit.started_at is null then s.started_at else excluded.started_at end,
+        tokens_in = coalesce(excluded.tokens_in, s.tokens_in),
+        tokens_out = coalesce(excluded.tokens_out, s.tokens_out),
+        metadata = s.metadata || excluded.metadata,
+        updated_at = pg_catalog.now()
+    returning s.session_key, (s.xmax = 0) into v_session, v_created;
+
+    with incoming as (
+        select m.n - 1 as index, m.message,
+               m.message ->> 'id' as message_id,
+               memory._message_text(m.message) as content,
+               sha256(convert_to(memory._message_text(m.message), 'UTF8')) as content_sha256
+        from json_array_elements(commit.messages) with ordinality as m (message, n)
+    ),
+    fresh as (
+        select i.* from incoming as i
+        where not exists (
+            select from memory.turns as t
+            where t.tenant_id = v_tenant and t.session_key = v_session
+                and (
+                    t.message_id = i.message_id
+                    or i.message_id is null and t.message_id is null and t.position = i.index
+                    and t.content_sha256 = i.content_sha256
+                )
+        )
+    ),
+    last_position as (
+        select coalesce(max(t.position), -1) as p from memory.turns as t
+        where t.tenant_id = v_tenant and t.session_key = v_session
+    )
+    insert into memory.turns (tenant_id, session_key, agent_id, position, message_id, role, name, content,
+                              content_sha256, tool_calls, tool_call_id, tokens, client_embedding, metadata, created_at)
+    select v_tenant, v_session, commit.agent_id,
+           lp.p + row_number() over (order by f.index),
+           f.message_id, f.message ->> 'role', f.message ->> 'name', f.content, f.content_sha256,
+           (f.message -> 'tool_calls')::jsonb, f.message ->> 'tool_call_id',
+           (f.message ->> 'tokens')::integer,
+           (f.message ->> 'embedding')::vector,
+           coalesce((f.message -> 'metadata')::jsonb, '{}'),
+           coalesce((f.message ->> 'created_at')::timestamptz,
+                    (select s.started_at from memory.sessions as s
+                     where s.tenant_id = v_tenant and s.session_key = v_session))
+    from fresh as f cross join last_position as lp
+    order by f.index;
+    get diagnostics v_added = row_count;
+
+    if v_added > 0 and v_enrich = 'queue' then
+        insert into memory.jobs (tenant_id, kind, session_key)
+        values (v_tenant, 'enrich', v_session)
+        on conflict (tenant_id, kind, session_key) where status = 'queued' do nothing
+        returning jobs.job_id into v_job;
+        if v_job is null then
+            select j.job_id into v_job from memory.jobs as j
+            where j.tenant_id = v_tenant and j.kind = 'enrich' and j.session_key = v_session and j.status = 'queued';
+        end if;
+    elsif v_added > 0 and v_enrich = 'now' then
+        perform memory._enrich_session(v_tenant, v_session);
+    end if;
+
+    return query select v_session, v_created, v_added, v_job;
+end
+$$;
+
+comment on function memory.commit(text, json, text, text, timestamptz, text, bigint, bigint, jsonb, text) is
+'Stores a session''s messages (a JSON array of {role, content, id?, created_at?, name?, tool_calls?, '
+'tool_call_id?, tokens?, metadata?, embedding? (client embedder)}) under this tenant and agent_id. '
+'Idempotent: only new turns are added. '
+'enrich: queue (default, a job for memory.work), now, or none. Returns the session key, whether the '
+'session is new, how many turns were added and the queued job. Pass jsonb as messages::json.';

@@ -1,0 +1,113 @@
+-- Embedding: the model the settings choose, one call that embeds texts with it, secrets for
+-- endpoints, and a partial HNSW index per model.
+
+-- Every setting in force, as one JSON object (what the Python side reads).
+create or replace function memory._settings_json() returns jsonb
+language sql
+stable
+as $$ select jsonb_object_agg(s.key, s.value) from memory.settings as s $$;
+
+comment on function memory._settings_json() is 'Internal: every setting in force as one JSON object.';
+
+-- Stores a secret (such as openai_api_key) where only the extension's owner can read it.
+create or replace function memory.set_secret(name text, value text) returns void
+language sql
+security definer
+as $$
+    insert into memory._secrets as s (name, value) values (set_secret.name, set_secret.value)
+    on conflict on constraint _secrets_pkey do update set value = excluded.value
+$$;
+
+revoke all on function memory.set_secret(text, text) from public;
+
+comment on function memory.set_secret(text, text) is
+'Stores a secret, e.g. select memory.set_secret(''openai_api_key'', ''sk-...''). Only the extension''s '
+'owner may call it; the secret is readable by no other role.';
+
+-- The configured embedding model: provider, name, dimensions; no row when embedder = none.
+create or replace function memory.embedding_model()
+returns table (provider text, model text, dimensions integer)
+language sql
+stable
+as $$
+    select s.provider, s.model, s.dimensions from (
+        select
+            memory.setting('embedder') #>> '{}' as provider,
+            case memory.setting('embedder') #>> '{}'
+                when 'local' then 'all-MiniLM-L6-v2'
+                when 'openai' then memory.setting('openai_embedding_model') #>> '{}'
+                when 'client' then 'client'
+            end as model,
+            case memory.setting('embedder') #>> '{}'
+                when 'local' then 384
+                when 'openai' then (memory.setting('openai_embedding_dimensions'))::integer
+                when 'client' then (memory.setting('client_dimensions'))::integer
+            end as dimensions
+    ) as s
+    where s.model is not null
+$$;
+
+comment on function memory.embedding_model() is
+'The embedding model the settings choose (provider, model, dimensions); no row when embedder = none.';
+
+-- Runs as the owner so the endpoint's key can be read; it returns only vectors.
+create or replace function memory._embed_texts(texts text[], settings jsonb) returns vector[]
+language plpython3u
+security definer
+as $$
+if GD.get("agent_memory_version") is None:
+    plpy.execute("select memory._load_python()")
+import json
+from agent_memory_db import embedding
+config = json.loads(settings)
+key = None
+if config["embedder"] == "openai":
+    rows = plpy.execute("select value from memory._secrets where name = 'openai_api_key'")
+    key = rows[0]["value"] if rows else None
+try:
+    vectors = embedding.embed(config, texts or [], key, GD)
+except Exception as exc:
+    plpy.error("agent_memory: embedding failed: %s" % exc)
+return [embedding.as_pgvector(v) for v in vectors]
+$$;
+
+revoke all on function memory._embed_texts(text[], jsonb) from public;
+
+comment on function memory._embed_texts(text[], jsonb) is
+'Internal: embeds texts with the embedder the given settings choose.';
+
+create or replace function memory.embed(texts text[]) returns vector[]
+language sql
+stable
+security definer
+as $$ select memory._embed_texts(texts, memory._settings_json()) $$;
+
+comment on function memory.embed(text[]) is
+'Vectors for texts with the configured embedder (the local model by default), in the same order.';
+
+-- A partial HNSW index for one model's vectors (each model has its own dimensions).
+create or replace function memory._ensure_vector_index(model text, dimensions integer) returns void
+language plpgsql
+as $$
+declare
+    v_suffix text := left(md5(model), 10);
+begin
+    if to_regclass('memory.chunk_embeddings_hnsw_' || v_suffix) is not null then
+        return;
+    end if;
+    execute format(
+        'create index if not exists %I on memory.chunk_embeddings using hnsw ((embedding::vector(%s)) vector_cosine_ops) where model = %L',
+        'chunk_embeddings_hnsw_' || v_suffix, dimensions, model
+    );
+    execute format(
+        'create index if not exists %I on memory.session_embeddings using hnsw ((embedding::vector(%s)) vector_cosine_ops) where model = %L',
+        'session_embeddings_hnsw_' || v_suffix, dimensions, model
+    );
+end
+$$;
+
+comment on function memory._ensure_vector_index(text, integer) is
+'Internal: creates the partial HNSW indexes (chunks and sessions) for one embedding model.';
+
+-- The default model's indexes ship with the extension.
+select memory._ensure_vector_index('all-MiniLM-L6-v2', 384);

@@ -1,0 +1,248 @@
+-- Enrichment of one session: index chunks (with full-text vectors), their embeddings, the summary and
+-- the session embedding. Work already done for unchanged text is never repeated.
+
+-- The chunks the indexing settings produce for a session's turns.
+create or replace function memory._chunk_turns(turns jsonb, settings jsonb)
+returns table (turn_key bigint, chunk_no integer, text text)
+language plpython3u
+immutable
+as $$
+if GD.get("agent_memory_version") is None:
+    plpy.execute("select memory._load_python()")
+import json
+from agent_memory_db import indexing
+chunks = indexing.index_chunks(json.loads(turns), indexing.policy_from_settings(json.loads(settings)))
+return [(c.turn_key, c.chunk_no, c.text) for c in chunks]
+$$;
+
+comment on function memory._chunk_turns(jsonb, jsonb) is
+'Internal: the chunks to index for a session''s turns (noise filtered, context added, long turns split).';
+
+create or replace function memory._summarize_turns(turns jsonb, settings jsonb)
+returns table (method text, summary text, decisions jsonb, open_loops jsonb)
+language plpython3u
+security definer
+as $$
+if GD.get("agent_memory_version") is None:
+    plpy.execute("select memory._load_python()")
+import json
+from agent_memory_db import embedding, openai_compat, summarize
+messages, config = json.loads(turns), json.loads(settings)
+if config["summarizer"] == "llm":
+    rows = plpy.execute("select value from memory._secrets where name = 'openai_api_key'")
+    endpoint = embedding.endpoint(config, rows[0]["value"] if rows else None)
+    try:
+        result = summarize.parse_llm_summary(
+            openai_compat.chat(endpoint, config["openai_chat_model"], summarize.llm_messages(messages)))
+    except (openai_compat.ProviderError, ValueError) as exc:
+        plpy.error("agent_memory: llm summary failed: %s" % exc)
+else:
+    result = summarize.extractive(messages, int(config["summary_sentences"]))
+return [(result.method, result.text, json.dumps(result.decisions), json.dumps(result.open_loops))]
+$$;
+
+revoke all on function memory._summarize_turns(jsonb, jsonb) from public;
+
+comment on function memory._summarize_turns(jsonb, jsonb) is
+'Internal: a session summary with decisions and open loops, extractive or from the llm endpoint.';
+
+create or replace function memory._enrich_session(tenant text, session bigint) returns void
+language plpgsql
+as $$
+declare
+    v_settings jsonb := memory._settings_json();
+    v_config regconfig := (v_settings ->> 'text_search_config')::regconfig;
+    v_model record;
+    v_turns jsonb;
+    v_source bytea;
+    v_summary record;
+    v_chunk_keys bigint [];
+    v_chunk_nos integer [];
+    v_chunk_texts text [];
+    v_texts text [];
+    v_keys bigint [];
+    v_chunks integer [];
+    v_vectors vector [];
+begin
+    select coalesce(jsonb_agg(jsonb_build_object(
+                'turn_key', t.turn_key, 'role', t.role, 'name', t.name, 'content', t.content)
+                order by t.position), '[]'),
+           sha256(convert_to(coalesce(string_agg(encode(t.content_sha256, 'hex'), ',' order by t.position), ''), 'UTF8'))
+    into v_turns, v_source
+    from memory.turns as t where t.tenant_id = tenant and t.session_key = session;
+
+    select * into v_model from memory.embedding_model();
+    if v_model is not null then
+        perform memory._register_model(v_model.provider, v_model.model, v_model.dimensions);
+    end if;
+
+    -- Chunks: keep unchanged ones, replace changed ones, drop those the settings no longer produce.
+    select coalesce(array_agg(n.turn_key), '{}'), coalesce(array_agg(n.chunk_no), '{}'), coalesce(array_agg(n.text), '{}')
+    into v_chunk_keys, v_chunk_nos, v_chunk_texts
+    from memory._chunk_turns(v_turns, v_settings) as n;
+    delete from memory.chunks as c
+    where c.tenant_id = tenant and c.session_key = session
+        and not exists (
+            select from unnest(v_chunk_keys, v_chunk_nos) as n (turn_key, chunk_no)
+            where n.turn_key = c.turn_key and n.chunk_no = c.chunk_no
+        );
+    insert into memory.chunks as c (tenant_id, turn_key, chunk_no, session_key, agent_id, text, text_sha256, tsv)
+    select tenant, n.turn_key, n.chunk_no, session, t.agent_id, n.text, sha256(convert_to(n.text, 'UTF8')),
+           to_tsvector(v_config, n.text)
+    from unnest(v_chunk_keys, v_chunk_nos, v_chunk_texts) as n (turn_key, chunk_no, text)
+    inner join memory.turns as t on t.tenant_id = tenant and n.turn_key = t.turn_key
+    on conflict (tenant_id, turn_key, chunk_no) do update
+    set text = excluded.text, text_sha256 = excluded.text_sha256, tsv = excluded.tsv
+    where c.text_sha256 <> excluded.text_sha256;
+
+    -- Embeddings under the configured model for chunks that lack one or whose text changed.
+    if v_model is not null then
+        delete from memory.chunk_embeddings as e
+        using memory.chunks as c
+        where c.tenant_id = tenant and c.session_key = session and e.tenant_id = c.tenant_id
+            and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no and e.text_sha256 <> c.text_sha256;
+        if v_model.provider = 'client' then
+            insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding)
+            select c.tenant_id, c.turn_key, c.chunk_no, 'client', c.text_sha256, t.client_embedding
+            from memory.chunks as c
+            inner join memory.turns as t on c.tenant_id = t.tenant_id and c.turn_key = t.turn_key
+            where c.tenant_id = tenant and c.session_key = session and t.client_embedding is not null
+            on conflict do nothing;
+        else
+            select array_agg(c.text order by c.turn_key, c.chunk_no), array_agg(c.turn_key order by c.turn_key, c.chunk_no),
+                   array_agg(c.chunk_no order by c.turn_key, c.chunk_no)
+            into v_texts, v_keys, v_chunks
+            from memory.chunks as c
+            where c.tenant_id = tenant and c.session_key = session
+                and not exists (
+                    select from memory.chunk_embeddings as e
+                    where e.tenant_id = c.tenant_id and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no
+                        and e.model = v_model.model
+                );
+            if v_texts is not null then
+                v_vectors := memory._embed_texts(v_texts, v_settings);
+                insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding)
+                select tenant, k.turn_key, k.chunk_no, v_model.model, sha256(convert_to(k.text, 'UTF8')), k.embedding
+                from unnest(v_keys, v_chunks, v_texts, v_vectors) as k (turn_key, chunk_no, text, embedding);
+            end if;
+        end if;
+        perform memory._mark_ready_if_complete(v_model.model);
+    end if;
+
+    -- The summary, unless the caller wrote one or the turns are unchanged since the last one.
+    if v_settings ->> 'summarizer' <> 'none' and not exists (
+        select from memory.summaries as s
+        where s.tenant_id = tenant and s.session_key = session
+            and (s.method = 'caller' or s.source_sha256 = v_source)
+    ) then
+        select * into v_summary from memory._summarize_turns(v_turns, v_settings);
+        insert into memory.summaries as s (tenant_id, session_key, method, summary, decisions, open_loops,
+                                           source_sha256, tsv)
+        values (tenant, session, v_summary.method, v_summary.summary, v_summary.decisions, v_summary.open_loops,
+                v_source, to_tsvector(v_config, v_summary.summary))
+        on conflict (tenant_id, session_key) do update
+        set method = excluded.method, summary = excluded.summary, decisions = excluded.decisions,
+            open_loops = excluded.open_loops, source_sha256 = excluded.source_sha256, tsv = excluded.tsv,
+            created_at = pg_catalog.now();
+    end if;
+
+    if v_model is not null and v_model.provider <> 'client' then
+        perform memory._embed_session(tenant, session, v_model.model, v_settings);
+    end if;
+end
+$$;
+
+comment on function memory._enrich_session(text, bigint) is
+'Internal: enriches one session (chunks, embeddings, summary, session embedding), skipping unchanged work.';
+
+-- The session's vector: its summary with its first user turns, embedded; redone only when that text changes.
+create or replace function memory._embed_session(tenant text, session bigint, model text, settings jsonb)
+returns void
+language plpgsql
+as $$
+declare
+    v_text text;
+begin
+    select concat_ws(e'\n', (select s.summary from memory.summaries as s
+                             where s.tenant_id = tenant and s.session_key = session),
+                     (select string_agg(f.content, e'\n' order by f.position) from (
+                          select t.content, t.position from memory.turns as t
+                          where t.tenant_id = tenant and t.session_key = session and t.role = 'user'
+                          order by t.position limit 3) as f))
+    into v_text;
+    if coalesce(v_text, '') = '' or exists (
+        select from memory.session_embeddings as e
+        where e.tenant_id = tenant and e.session_key = session and e.model = _embed_session.model
+            and e.text_sha256 = sha256(convert_to(v_text, 'UTF8'))
+    ) then
+        return;
+    end if;
+    insert into memory.session_embeddings as e (tenant_id, session_key, model, text_sha256, embedding)
+    values (tenant, session, _embed_session.model, sha256(convert_to(v_text, 'UTF8')),
+            (memory._embed_texts(array[v_text], settings))[1])
+    on conflict on constraint session_embeddings_pkey do update
+    set text_sha256 = excluded.text_sha256, embedding = excluded.embedding;
+end
+$$;
+
+comment on function memory._embed_session(text, bigint, text, jsonb) is
+'Internal: embeds a session''s summary and opening user turns under one model.';
+
+create or replace function memory.enrich(session_id text, agent_id text default 'default')
+returns table (session_key bigint, chunks integer, embedded integer, summary text)
+language plpgsql
+as $$
+declare
+    v_tenant text := memory.current_tenant();
+    v_session bigint;
+begin
+    select s.session_key into v_session from memory.sessions as s
+    where s.tenant_id = v_tenant and s.agent_id = enrich.agent_id and s.session_id = enrich.session_id;
+    if not found then
+        raise exception 'agent_memory: no session "%" for agent "%" in tenant "%"',
+            enrich.session_id, enrich.agent_id, v_tenant using errcode = 'no_data_found';
+    end if;
+    perform memory._enrich_session(v_tenant, v_session);
+    return query
+    select v_session,
+           (select count(*)::integer from memory.chunks as c where c.tenant_id = v_tenant and c.session_key = v_session),
+           (select count(*)::integer from memory.chunk_embeddings as e
+            inner join memory.chunks as c using (tenant_id, turn_key, chunk_no)
+            where c.tenant_id = v_tenant and c.session_key = v_session),
+           (select s.summary from memory.summaries as s where s.tenant_id = v_tenant and s.session_key = v_session);
+end
+$$;
+
+comment on function memory.enrich(text, text) is
+'Enriches one session now: index chunks, embeddings, summary and session embedding. Returns the counts.';
+
+create or replace function memory.set_summary(
+    session_id text, summary text, decisions jsonb default '[]', open_loops jsonb default '[]',
+    agent_id text default 'default'
+) returns void
+language plpgsql
+as $$
+declare
+    v_tenant text := memory.current_tenant();
+    v_session bigint;
+begin
+    if jsonb_typeof(decisions) <> 'array' or jsonb_typeof(open_loops) <> 'array' then
+        raise exception 'agent_memory: decisions and open_loops must be JSON arrays';
+    end if;
+    select s.session_key into v_session from memory.sessions as s
+    where s.tenant_id = v_tenant and s.agent_id = set_summary.agent_id and s.session_id = set_summary.session_id;
+    if not found then
+        raise exception 'agent_memory: no session "%" for agent "%" in tenant "%"',
+            set_summary.session_id, set_summary.agent_id, v_tenant using errcode = 'no_data_found';
+    end if;
+    insert into memory.summaries as s (tenant_id, session_key, method, summary, decisions, open_loops, tsv)
+    values (v_tenant, v_session, 'caller', set_summary.summary, set_summary.decisions, set_summary.open_loops,
+            to_tsvector((memory.setting('text_search_config') #>> '{}')::regconfig, set_summary.summary))
+    on conflict (tenant_id, session_key) do update
+    set method = 'caller', summary = excluded.summary, decisions = excluded.decisions,
+        open_loops = excluded.open_loops, source_sha256 = null, tsv = excluded.tsv, created_at = pg_catalog.now();
+end
+$$;
+
+comment on function memory.set_summary(text, text, jsonb, jsonb, text) is
+'Stores the caller''s own summary of a session; enrichment then leaves it as it is.';

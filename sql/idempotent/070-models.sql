@@ -1,0 +1,112 @@
+-- Changing the embedding model without downtime: vectors of a new model are written in the background
+-- (jobs of kind embed) while recall keeps using the last model whose vectors are complete.
+
+-- Records a model the first time it is used; a model that arrives while chunks exist starts as
+-- building and gets a background job that embeds them.
+create or replace function memory._register_model(provider text, model text, dimensions integer) returns void
+language plpgsql
+as $$
+begin
+    if exists (select from memory.embedding_models as m where m.model = _register_model.model) then
+        return;
+    end if;
+    if provider <> 'client' then
+        perform memory._ensure_vector_index(model, dimensions);
+    end if;
+    insert into memory.embedding_models (model, provider, dimensions, state, ready_at)
+    select model, provider, dimensions,
+           case when exists (select from memory.chunks) then 'building' else 'ready' end,
+           case when exists (select from memory.chunks) then null else pg_catalog.now() end
+    on conflict do nothing;
+    if found and exists (select from memory.chunks) then
+        insert into memory.jobs (tenant_id, kind) values (memory.current_tenant(), 'embed');
+    end if;
+end
+$$;
+
+comment on function memory._register_model(text, text, integer) is
+'Internal: records an embedding model on first use; with existing chunks it starts as building.';
+
+-- Embeds up to batch chunks that lack a vector of the configured model; when none are left the model
+-- becomes ready and recall switches to it. Returns how many chunks it embedded.
+create or replace function memory.reembed(batch integer default 500) returns integer
+language plpgsql
+as $$
+declare
+    v_settings jsonb := memory._settings_json();
+    v_model record;
+    v_keys bigint [];
+    v_nos integer [];
+    v_tenants text [];
+    v_texts text [];
+    v_vectors vector [];
+    v_count integer;
+begin
+    select * into v_model from memory.embedding_model();
+    if v_model is null or v_model.provider = 'client' then
+        return 0;
+    end if;
+    perform memory._register_model(v_model.provider, v_model.model, v_model.dimensions);
+    select array_agg(c.tenant_id), array_agg(c.turn_key), array_agg(c.chunk_no), array_agg(c.text)
+    into v_tenants, v_keys, v_nos, v_texts
+    from (
+        select c.tenant_id, c.turn_key, c.chunk_no, c.text from memory.chunks as c
+        where not exists (
+            select from memory.chunk_embeddings as e
+            where e.tenant_id = c.tenant_id and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no
+                and e.model = v_model.model
+        )
+        limit batch
+    ) as c;
+    v_count := coalesce(cardinality(v_texts), 0);
+    if v_count > 0 then
+        v_vectors := memory._embed_texts(v_texts, v_settings);
+        insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding)
+        select k.tenant_id, k.turn_key, k.chunk_no, v_model.model, sha256(convert_to(k.text, 'UTF8')), k.embedding
+        from unnest(v_tenants, v_keys, v_nos, v_texts, v_vectors) as k (tenant_id, turn_key, chunk_no, text, embedding)
+        on conflict do nothing;
+    end if;
+    if v_count < batch then
+        perform memory._mark_ready_if_complete(v_model.model);
+    end if;
+    return v_count;
+end
+$$;
+
+comment on function memory.reembed(integer) is
+'Embeds up to batch chunks lacking a vector of the configured model (all tenants); marks the model ready '
+'when none are left, and recall then switches to it. Queued automatically when the model changes.';
+
+-- Marks a building model ready once every chunk has its vector.
+create or replace function memory._mark_ready_if_complete(model text) returns void
+language sql
+as $$
+    update memory.embedding_models as m set state = 'ready', ready_at = pg_catalog.now()
+    where m.model = _mark_ready_if_complete.model and m.state = 'building'
+        and not exists (
+            select from memory.chunks as c
+            where not exists (
+                select from memory.chunk_embeddings as e
+                where e.tenant_id = c.tenant_id and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no
+                    and e.model = _mark_ready_if_complete.model
+            )
+        )
+$$;
+
+comment on function memory._mark_ready_if_complete(text) is
+'Internal: a building embedding model becomes ready when no chunk lacks its vector.';
+
+-- The model recall uses: the configured one once its vectors are complete, else the last ready one.
+create or replace function memory.recall_model() returns text
+language sql
+stable
+as $$
+    select m.model from memory.embedding_models as m
+    where m.state = 'ready'
+    order by (m.model = (select e.model from memory.embedding_model() as e)) desc, m.ready_at desc
+    limit 1
+$$;
+
+comment on function memory.recall_model() is
+'The embedding model recall uses: the configured one once all chunks have its vectors, else the most '
+'recently completed one; null when there are no vectors.';

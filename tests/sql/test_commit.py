@@ -1,0 +1,157 @@
+"""memory.commit: storing turns, idempotency, and bad input that stores nothing."""
+
+import psycopg
+import pytest
+from psycopg.types.json import Json, Jsonb
+
+CHAT = [
+    {"role": "user", "content": "We decided to use Postgres for the auth service.", "id": "m1", "name": "Ana"},
+    {"role": "assistant", "content": [{"type": "text", "text": "Great."}, "I will set up row level security."]},
+    {"role": "tool", "content": '{"ok": true}', "tool_call_id": "call_1"},
+]
+
+
+def commit(db, messages, session="s1", **options):
+    names = "".join(f", {name} => %({name})s" for name in options)
+    row = db.execute(
+        f"select * from memory.commit(%(session)s, %(messages)s{names}, enrich => 'none')",
+        {"session": session, "messages": Json(messages), **options},
+    ).fetchone()
+    return row[:3]
+
+
+def count(db, table):
+    return db.execute(f"select count(*) from memory.{table}").fetchone()[0]
+
+
+def test_first_commit_creates_the_session_and_every_turn(db):
+    _, created, added = commit(db, CHAT)
+    assert (created, added) == (True, 3)
+    rows = db.execute("select position, role, name, message_id, content, tool_call_id from memory.turns order by 1")
+    assert rows.fetchall() == [
+        (0, "user", "Ana", "m1", CHAT[0]["content"], None),
+        (1, "assistant", None, None, "Great.\nI will set up row level security.", None),
+        (2, "tool", None, None, '{"ok": true}', "call_1"),
+    ]
+
+
+def test_committing_the_same_messages_twice_changes_nothing(db):
+    commit(db, CHAT)
+    assert commit(db, CHAT)[1:] == (False, 0)
+    assert count(db, "turns") == 3
+
+
+def test_recommitting_a_longer_session_appends_only_new_turns(db):
+    commit(db, CHAT)
+    longer = [*CHAT, {"role": "user", "content": "Remind me to rotate the keys."}]
+    assert commit(db, longer)[1:] == (False, 1)
+    assert db.execute("select max(position) from memory.turns").fetchone()[0] == 3
+
+
+def test_a_message_with_a_known_id_is_not_stored_again_wherever_it_appears(db):
+    commit(db, CHAT)
+    assert commit(db, [CHAT[0], {"role": "user", "content": "And a new one."}])[2] == 1
+
+
+def test_event_time_comes_from_the_message_else_the_session_start(db):
+    messages = [
+        {"role": "user", "content": "hello there", "created_at": "2023-05-08T13:56:00Z"},
+        {"role": "assistant", "content": "hi, how are you?"},
+    ]
+    commit(db, messages)
+    times = db.execute("select created_at::text from memory.turns order by position").fetchall()
+    assert times == [("2023-05-08 13:56:00+00",), ("2023-05-08 13:56:00+00",)]
+
+
+def test_session_options_are_stored(db):
+    commit(
+        db,
+        CHAT,
+        agent_id="support-bot",
+        source="slack",
+        model="gpt-x",
+        tokens_in=10,
+        tokens_out=20,
+        metadata=Jsonb({"channel": "#ops"}),
+    )
+    row = db.execute("select agent_id, source, model, tokens_in, tokens_out, metadata from memory.sessions")
+    assert row.fetchone() == ("support-bot", "slack", "gpt-x", 10, 20, {"channel": "#ops"})
+
+
+def test_same_session_id_under_two_agents_is_two_sessions(db):
+    commit(db, CHAT, agent_id="a")
+    commit(db, CHAT, agent_id="b")
+    assert count(db, "sessions") == 2
+
+
+def test_tenant_comes_from_the_session_setting(db):
+    db.execute("set memory.tenant_id = 'acme'")
+    commit(db, CHAT)
+    assert db.execute("select distinct tenant_id from memory.turns").fetchall() == [("acme",)]
+
+
+def test_commit_queues_one_enrichment_job(db):
+    row = db.execute("select job_id, turns_added from memory.commit('s1', %s)", (Json(CHAT),)).fetchone()
+    assert row[0] is not None
+    again = db.execute(
+        "select job_id from memory.commit('s1', %s)", (Json([*CHAT, {"role": "user", "content": "more!"}]),)
+    )
+    assert again.fetchone()[0] == row[0]
+    assert db.execute("select count(*) from memory.jobs where status = 'queued'").fetchone()[0] == 1
+
+
+BAD = [
+    ({"a": 1}, "messages must be a JSON array of messages, got object"),
+    ([{"content": "x"}], "message 0 has no role"),
+    ([CHAT[0], {"role": "robot", "content": "x"}], 'message 1 has unknown role "robot"'),
+    ([{"role": "user"}], "message 0 has no content"),
+    ([{"role": "user", "content": 5}], "message 0 has content that is neither a string nor a list of text parts"),
+    ([{"role": "user", "content": [{"image": "x"}]}], "message 0 has a content part that is not text"),
+    ([{"role": "user", "content": "a\u0000b"}], "message 0 contains a NUL character"),
+    ([{"role": "user", "content": "x", "created_at": "yesterday"}], 'message 0 has created_at "yesterday"'),
+    (
+        [{"role": "user", "content": "x", "created_at": "2024-02-30T10:00:00Z"}],
+        'message 0 has created_at "2024-02-30T10:00:00Z", which is not a valid time',
+    ),
+    ([{"role": "user", "content": "x", "metadata": [1]}], "message 0 has metadata that is not a JSON object"),
+    (
+        [{"role": "user", "content": "x", "id": "a"}, {"role": "user", "content": "y", "id": "a"}],
+        "message 1 repeats id a",
+    ),
+    ([{"role": "user", "content": "x", "embedding": [1, 2]}], "message 0 has an embedding that is not a list of 384"),
+    ("not a list", "messages must be a JSON array"),
+]
+
+
+@pytest.mark.parametrize(("messages", "error"), BAD, ids=[error[:40] for _, error in BAD])
+def test_bad_input_names_the_message_and_stores_nothing(db, messages, error):
+    with pytest.raises(psycopg.Error) as raised:
+        commit(db, messages)
+    assert error in str(raised.value)
+    db.rollback()
+    assert (count(db, "sessions"), count(db, "turns"), count(db, "jobs")) == (0, 0, 0)
+
+
+def test_a_message_over_the_size_limit_is_refused(db):
+    db.execute("set memory.max_message_chars = 10")
+    with pytest.raises(
+        psycopg.errors.InvalidParameterValue, match="message 1 is 26 characters long, over the limit of 10"
+    ):
+        commit(db, [{"role": "user", "content": "short"}, {"role": "user", "content": "abcdefghijklmnopqrstuvwxyz"}])
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "error"),
+    [
+        ("agent_id", "", "commit needs an agent_id"),
+        ("enrich", "later", "enrich must be queue, now or none"),
+    ],
+)
+def test_bad_options_are_refused(db, option, value, error):
+    with pytest.raises(psycopg.errors.RaiseException, match=error):
+        db.execute(f"select * from memory.commit('s1', %s, {option} => %s)", (Json(CHAT), value))
+
+
+def test_empty_session_id_is_refused(db):
+    with pytest.raises(psycopg.errors.RaiseException, match="commit needs a session_id"):
+        db.execute("select * from memory.commit('', %s)", (Json(CHAT),))

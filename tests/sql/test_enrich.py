@@ -1,0 +1,212 @@
+"""Enrichment: chunks with context, embeddings, summaries, skipping unchanged work, other providers."""
+
+import psycopg
+import pytest
+from psycopg.types.json import Json
+
+CHAT = [
+    {"role": "user", "content": "We decided to use Postgres for the auth service.", "name": "Ana"},
+    {"role": "assistant", "content": "Great, I will set up row level security next week."},
+    {"role": "user", "content": "ok thanks"},
+    {"role": "user", "content": "/compact"},
+    {"role": "tool", "content": "tool output that is long enough to index"},
+    {"role": "user", "content": "Remind me later to rotate the signing keys."},
+]
+
+
+def commit(db, messages=CHAT, session="s1", enrich="now"):
+    return db.execute("select * from memory.commit(%s, %s, enrich => %s)", (session, Json(messages), enrich)).fetchone()
+
+
+def chunks(db):
+    return db.execute(
+        "select t.position, c.chunk_no, c.text from memory.chunks c join memory.turns t using (tenant_id, turn_key)"
+        " order by 1, 2"
+    ).fetchall()
+
+
+def test_user_and_assistant_turns_are_indexed_with_the_previous_turn_as_context(db):
+    commit(db)
+    assert chunks(db) == [
+        (0, 0, CHAT[0]["content"]),
+        (1, 0, CHAT[0]["content"] + "\n" + CHAT[1]["content"]),
+        (5, 0, CHAT[1]["content"] + "\n" + CHAT[5]["content"]),
+    ]
+
+
+def test_indexed_roles_and_context_follow_the_settings(db):
+    db.execute('set memory.index_roles = \'["user", "assistant", "tool"]\'')
+    db.execute("set memory.index_context_turns = 0")
+    commit(db)
+    assert [position for position, _, _ in chunks(db)] == [0, 1, 4, 5]
+    assert chunks(db)[1][2] == CHAT[1]["content"]
+
+
+def test_speaker_names_are_not_mixed_into_the_indexed_text(db):
+    commit(db)
+    assert all("Ana" not in text for _, _, text in chunks(db))
+
+
+def test_long_turns_are_split_into_chunks_that_are_each_embedded(db):
+    db.execute("set memory.chunk_chars = 100")
+    long = " ".join(f"Sentence number {i} talks about the release plan." for i in range(10))
+    commit(db, [{"role": "user", "content": long}])
+    assert len(chunks(db)) > 3
+    assert db.execute("select count(*) from memory.chunk_embeddings").fetchone()[0] == len(chunks(db))
+
+
+def test_every_chunk_gets_a_local_embedding_and_the_session_a_summary_and_vector(db):
+    commit(db)
+    row = db.execute(
+        "select (select count(*) from memory.chunk_embeddings where model = 'all-MiniLM-L6-v2'),"
+        " (select vector_dims(embedding) from memory.chunk_embeddings limit 1),"
+        " (select count(*) from memory.session_embeddings),"
+        " (select method from memory.summaries)"
+    ).fetchone()
+    assert row == (3, 384, 1, "extractive")
+
+
+def test_summary_lists_decisions_and_open_loops(db):
+    commit(db)
+    decisions, open_loops = db.execute("select decisions, open_loops from memory.summaries").fetchone()
+    assert decisions == [CHAT[0]["content"]]
+    assert open_loops == [CHAT[5]["content"]]
+
+
+def test_the_database_embeds_exactly_as_the_package_does_outside_it(db):
+    from agent_memory_db.embedder import LocalEmbedder
+
+    text = "The deploy failed because the signing token expired."
+    inside = db.execute("select (memory.embed(array[%s]))[1]::text", (text,)).fetchone()[0]
+    inside = [float(x) for x in inside.strip("[]").split(",")]
+    outside = LocalEmbedder().embed([text])[0]
+    assert sum(a * b for a, b in zip(inside, outside, strict=True)) > 0.99999
+
+
+def test_enriching_again_reembeds_nothing_unchanged(db):
+    commit(db)
+    before = db.execute("select array_agg(xmin::text order by turn_key) from memory.chunk_embeddings").fetchone()[0]
+    summary_before = db.execute("select xmin::text from memory.summaries").fetchone()[0]
+    db.execute("select * from memory.enrich('s1')")
+    after = db.execute("select array_agg(xmin::text order by turn_key) from memory.chunk_embeddings").fetchone()[0]
+    assert after == before
+    assert db.execute("select xmin::text from memory.summaries").fetchone()[0] == summary_before
+
+
+def test_new_turns_are_embedded_and_change_the_summary_source(db):
+    commit(db)
+    commit(db, [*CHAT, {"role": "user", "content": "Also we need to pick a new logging vendor."}])
+    assert db.execute("select count(*) from memory.chunk_embeddings").fetchone()[0] == 4
+
+
+def test_enrich_returns_counts(db):
+    commit(db, enrich="none")
+    row = db.execute("select chunks, embedded, summary is not null from memory.enrich('s1')").fetchone()
+    assert row == (3, 3, True)
+
+
+def test_enrich_of_an_unknown_session_names_it(db):
+    with pytest.raises(psycopg.errors.NoDataFound, match='no session "nope" for agent "default"'):
+        db.execute("select * from memory.enrich('nope')")
+
+
+def test_caller_summary_is_kept_by_later_enrichment(db):
+    commit(db, enrich="none")
+    db.execute("select memory.set_summary('s1', 'My own summary.', '[\"d\"]')")
+    db.execute("select * from memory.enrich('s1')")
+    assert db.execute("select method, summary, decisions from memory.summaries").fetchone() == (
+        "caller",
+        "My own summary.",
+        ["d"],
+    )
+
+
+def test_with_no_embedder_enrichment_still_indexes_full_text(db):
+    db.execute("set memory.embedder = 'none'")
+    commit(db)
+    assert (len(chunks(db)), db.execute("select count(*) from memory.chunk_embeddings").fetchone()[0]) == (3, 0)
+
+
+def test_client_embedder_uses_the_callers_vectors(db):
+    db.execute("set memory.embedder = 'client'")
+    db.execute("set memory.client_dimensions = 3")
+    commit(db, [{"role": "user", "content": "a turn with its own vector", "embedding": [1, 0, 0]}])
+    assert db.execute("select model, embedding::text from memory.chunk_embeddings").fetchall() == [
+        ("client", "[1,0,0]")
+    ]
+
+
+def openai_settings(db, stub):
+    db.execute("set memory.embedder = 'openai'")
+    db.execute(psycopg.sql.SQL("set memory.openai_base_url = {}").format(stub.base_url))
+    db.execute("set memory.openai_embedding_model = 'stub-embed'")
+    db.execute("set memory.openai_embedding_dimensions = 8")
+    db.execute("set memory.http_retries = 2")
+    db.execute("select memory.set_secret('openai_api_key', 'sk-test')")
+
+
+def test_openai_embedder_calls_the_endpoint_with_the_key(db, http_stub):
+    openai_settings(db, http_stub)
+    commit(db)
+    assert db.execute(
+        "select count(*), min(vector_dims(embedding)) from memory.chunk_embeddings where model = 'stub-embed'"
+    ).fetchone() == (3, 8)
+    path, body, auth = http_stub.requests[0]
+    assert (path, body["model"], auth) == ("/v1/embeddings", "stub-embed", "Bearer sk-test")
+
+
+def test_openai_embedder_retries_a_server_error(db, http_stub):
+    openai_settings(db, http_stub)
+    http_stub.fail_next = [503, 429]
+    commit(db)
+    assert db.execute("select count(*) from memory.chunk_embeddings").fetchone()[0] == 3
+
+
+def test_openai_embedder_failure_is_an_error_that_keeps_the_servers_message(db, http_stub):
+    openai_settings(db, http_stub)
+    http_stub.fail_next = [500, 500, 500]
+    with pytest.raises(psycopg.Error, match=r"answered 500.*try again.*after 3 attempts"):
+        commit(db)
+
+
+def test_openai_dimension_mismatch_is_an_error(db, http_stub):
+    openai_settings(db, http_stub)
+    db.execute("set memory.openai_embedding_dimensions = 16")
+    with pytest.raises(psycopg.Error, match="stub-embed returned 8 dimensions, configured 16"):
+        commit(db)
+
+
+def test_llm_summarizer_stores_the_structured_summary(db, http_stub):
+    openai_settings(db, http_stub)
+    db.execute("set memory.summarizer = 'llm'")
+    db.execute("set memory.openai_chat_model = 'stub-chat'")
+    commit(db)
+    assert db.execute("select method, summary, decisions, open_loops from memory.summaries").fetchone() == (
+        "llm",
+        "Ana chose Postgres.",
+        ["use Postgres"],
+        ["rotate keys"],
+    )
+    chat = [body for path, body, _ in http_stub.requests if path == "/v1/chat/completions"]
+    assert chat[0]["model"] == "stub-chat" and "Ana: We decided" in chat[0]["messages"][1]["content"]
+
+
+def test_llm_summary_that_is_not_json_is_an_error(db, http_stub):
+    openai_settings(db, http_stub)
+    db.execute("set memory.summarizer = 'llm'")
+    http_stub.chat_reply = "Sure! Here is a summary."
+    with pytest.raises(psycopg.Error, match="llm summary failed: the LLM summary is not JSON"):
+        commit(db)
+
+
+def test_a_new_model_is_built_in_the_background_and_recall_switches_when_complete(db, http_stub):
+    commit(db)
+    assert db.execute("select memory.recall_model()").fetchone()[0] == "all-MiniLM-L6-v2"
+    openai_settings(db, http_stub)
+    commit(db, [{"role": "user", "content": "A new session after the model changed."}], session="s2")
+    assert db.execute("select state from memory.embedding_models where model = 'stub-embed'").fetchone()[0] == (
+        "building"
+    )
+    assert db.execute("select memory.recall_model()").fetchone()[0] == "all-MiniLM-L6-v2"
+    assert db.execute("select memory.reembed(100)").fetchone()[0] == 3
+    assert db.execute("select memory.recall_model()").fetchone()[0] == "stub-embed"

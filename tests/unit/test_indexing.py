@@ -1,0 +1,70 @@
+"""What gets indexed for a turn: noise, context, chunks."""
+
+import pytest
+
+from agent_memory_db.indexing import IndexPolicy, index_chunks, is_noise, split_chunks
+
+
+@pytest.mark.parametrize(
+    "text", ["ok", "Thanks!", "got it", "ok, thanks", "/compact", "/model opus", "HEARTBEAT_OK", "ping", "hm?"]
+)
+def test_noise_is_not_indexed(text):
+    assert is_noise(text, min_chars=12)
+
+
+@pytest.mark.parametrize(
+    "text", ["ok so the deploy failed on Friday", "Thanks to Maria the auth fix landed.", "what is /etc/hosts for?"]
+)
+def test_real_content_is_indexed(text):
+    assert not is_noise(text, min_chars=12)
+
+
+def test_short_text_under_the_minimum_is_noise():
+    assert is_noise("Nice cat", min_chars=12) and not is_noise("Nice cat", min_chars=5)
+
+
+def test_short_text_stays_one_chunk():
+    assert split_chunks("  One sentence.  ", 100) == ["One sentence."]
+
+
+def test_long_text_splits_at_sentence_ends_within_the_limit():
+    text = " ".join(f"Sentence {i} is here." for i in range(20))
+    chunks = split_chunks(text, 60)
+    assert all(len(chunk) <= 60 for chunk in chunks)
+    assert " ".join(chunks) == text
+
+
+def test_a_sentence_longer_than_a_chunk_is_cut():
+    chunks = split_chunks("x" * 250, 100)
+    assert [len(c) for c in chunks] == [100, 100, 50]
+
+
+def turns(*contents, role="user"):
+    return [{"turn_key": i, "role": role, "content": c} for i, c in enumerate(contents)]
+
+
+def test_context_is_the_previous_indexed_turns():
+    policy = IndexPolicy(context_turns=2, min_chars=3)
+    chunks = index_chunks(turns("first turn", "ok", "second turn", "third turn"), policy)
+    assert [(c.turn_key, c.text) for c in chunks] == [
+        (0, "first turn"),
+        (2, "first turn\nsecond turn"),
+        (3, "first turn\nsecond turn\nthird turn"),
+    ]
+
+
+def test_roles_outside_the_policy_are_skipped():
+    chunks = index_chunks(turns("a tool result here", role="tool"), IndexPolicy())
+    assert chunks == []
+
+
+def test_only_the_first_chunk_of_a_turn_carries_context():
+    policy = IndexPolicy(context_turns=1, min_chars=3, chunk_chars=20)
+    chunks = index_chunks(turns("the context", "One two three. Four five six. Seven eight."), policy)
+    assert chunks[1].text.startswith("the context\n")
+    assert not chunks[2].text.startswith("the context")
+
+
+def test_chunk_hash_changes_with_text():
+    a, b = index_chunks(turns("some text here", "other text here"), IndexPolicy(context_turns=0))
+    assert a.sha256 != b.sha256 and len(a.sha256) == 64

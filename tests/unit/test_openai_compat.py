@@ -1,0 +1,45 @@
+"""The OpenAI-compatible client against a real HTTP server on loopback."""
+
+import pytest
+from http_stub import Stub, fake_vector
+
+from agent_memory_db.openai_compat import Endpoint, ProviderError, chat, embed
+
+
+@pytest.fixture
+def stub():
+    with Stub(dimensions=4) as server:
+        yield server
+
+
+def test_embeddings_come_back_in_input_order(stub):
+    vectors = embed(Endpoint(stub.base_url, "k"), "m", ["a", "b"], 4)
+    assert vectors == [pytest.approx(fake_vector("a", 4)), pytest.approx(fake_vector("b", 4))]
+    assert stub.requests[0][2] == "Bearer k"
+
+
+def test_no_texts_make_no_request(stub):
+    assert embed(Endpoint(stub.base_url), "m", [], 4) == []
+    assert stub.requests == []
+
+
+def test_retries_then_succeeds(stub):
+    stub.fail_next = [502]
+    assert len(embed(Endpoint(stub.base_url, backoff=0.01), "m", ["a"], 4)) == 1
+    assert len(stub.requests) == 2
+
+
+def test_client_errors_are_not_retried(stub):
+    stub.fail_next = [401]
+    with pytest.raises(ProviderError, match=r"answered 401.*after 1 attempt"):
+        embed(Endpoint(stub.base_url, backoff=0.01), "m", ["a"], 4)
+    assert len(stub.requests) == 1
+
+
+def test_unreachable_endpoint_is_named():
+    with pytest.raises(ProviderError, match=r"127\.0\.0\.1:9"):
+        embed(Endpoint("http://127.0.0.1:9/v1", retries=0), "m", ["a"], 4)
+
+
+def test_chat_returns_the_message_content(stub):
+    assert '"summary"' in chat(Endpoint(stub.base_url), "c", [{"role": "user", "content": "hi"}])
