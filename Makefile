@@ -11,8 +11,8 @@ export AGENT_MEMORY_HOME ?= $(CURDIR)/.agent-memory
 
 ## demo: start the local server, install the extension, show what the product does
 demo: provision db-start
-	$(CLI) install
-	$(CLI) health
+	@$(CLI) install
+	@psql -X -q "$$($(CLI) --dbname agent_memory db url)" -f docs/tour.sql
 
 ## test: lint, then every test against the real server
 test: provision db-start lint

@@ -1,0 +1,33 @@
+-- The SQL tour that `make demo` runs (psql -f docs/tour.sql): store a conversation, enrich it, look inside.
+\set ON_ERROR_STOP on
+\pset pager off
+\echo '== health'
+select * from memory.health();
+
+\echo '== commit a conversation (idempotent: running the tour again adds nothing)'
+select * from memory.commit('tour-1',
+  '[{"role": "user", "name": "Ana", "id": "t1", "created_at": "2026-11-02T09:00:00Z",
+     "content": "We decided to move the auth service to Postgres with row level security."},
+    {"role": "assistant", "id": "t2", "content": "Good call. I will draft the migration plan and the RLS policies."},
+    {"role": "user", "name": "Ana", "id": "t3", "content": "ok thanks"},
+    {"role": "user", "name": "Ana", "id": "t4",
+     "content": "Remind me later to rotate the signing keys before the cut-over on Friday."}]',
+  agent_id => 'tour-bot', source => 'demo');
+
+\echo '== run the queued enrichment job'
+call memory.work(10);
+
+\echo '== what got indexed (noise such as "ok thanks" is left out; each turn carries its predecessor)'
+select t.position, t.role, left(c.text, 90) as indexed_text
+from memory.chunks as c join memory.turns as t using (tenant_id, turn_key)
+where t.agent_id = 'tour-bot' order by t.position;
+
+\echo '== the session summary'
+select s.summary, s.decisions, s.open_loops
+from memory.summaries as s join memory.sessions using (tenant_id, session_key)
+where agent_id = 'tour-bot';
+
+\echo '== embeddings, the queue, the settings'
+select model, count(*) as vectors from memory.chunk_embeddings group by model;
+select * from memory.queue_status;
+select key, value, source from memory.settings order by key;
