@@ -39,8 +39,8 @@ db-stop:
 
 ## lint: ruff on the Python, sqlfluff on sql/
 lint: provision
-	$(VENV)/bin/ruff check plpython python-client tests extension/tools
-	$(VENV)/bin/ruff format --check plpython python-client tests extension/tools
+	$(VENV)/bin/ruff check plpython python-client tests extension/tools bench
+	$(VENV)/bin/ruff format --check plpython python-client tests extension/tools bench
 	$(VENV)/bin/mypy --strict python-client/agent_memory
 	$(VENV)/bin/sqlfluff lint --processes 2 sql
 

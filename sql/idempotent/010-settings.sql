@@ -156,16 +156,17 @@ comment on function memory.setting(text) is
 create or replace view memory.settings as
 select
     s.key,
-    memory.setting(s.key) as value,
+    coalesce(session_value.value, c.value, s.default_value) as value,
     case
-        when memory._session_setting(s.key) is not null then 'session'
+        when session_value.value is not null then 'session'
         when c.key is not null then 'config'
         else 'default'
     end as source,
     s.default_value,
     s.description
 from memory.setting_definitions() as s
-left join memory.config as c on s.key = c.key;
+left join memory.config as c on s.key = c.key
+cross join lateral (select memory._session_setting(s.key) as value) as session_value;
 
 comment on view memory.settings is
 'Every setting with the value in force for this session and where it comes from (session, config, default).';

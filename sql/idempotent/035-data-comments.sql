@@ -63,11 +63,11 @@ comment on column memory.summaries.source_sha256 is
 comment on column memory.summaries.tsv is 'Full-text vector of the summary.';
 comment on column memory.summaries.created_at is 'When the summary was written.';
 
-comment on table memory.session_embeddings is 'One vector per session and model: its summary and opening user turns.';
+comment on table memory.session_embeddings is 'One vector per session and model: the normalized mean of its chunks'' vectors.';
 comment on column memory.session_embeddings.tenant_id is 'The tenant.';
 comment on column memory.session_embeddings.session_key is 'The session.';
 comment on column memory.session_embeddings.model is 'The embedding model.';
-comment on column memory.session_embeddings.text_sha256 is 'sha256 of the text that was embedded.';
+comment on column memory.session_embeddings.text_sha256 is 'sha256 of the chunk hashes it was computed from.';
 comment on column memory.session_embeddings.embedding is 'The vector.';
 
 comment on table memory.embedding_models is

@@ -25,7 +25,7 @@ as $$
             where json_typeof(part) <> 'string'
                 and (json_typeof(part) <> 'object' or json_typeof(part -> 'text') is distinct from 'string')
         ) then 'has a content part that is not text (a string or an object with "text")'
-        when length(memory._message_text(message)) > max_chars
+        when length(message::text) > max_chars and length(memory._message_text(message)) > max_chars
             then format('is %s characters long, over the limit of %s (setting max_message_chars)',
                         length(memory._message_text(message)), max_chars)
         when message -> 'id' is not null and json_typeof(message -> 'id') not in ('string', 'number')
@@ -176,12 +176,13 @@ begin
         updated_at = pg_catalog.now()
     returning s.session_key, (s.xmax = 0) into v_session, v_created;
 
-    with incoming as (
-        select m.n - 1 as index, m.message,
-               m.message ->> 'id' as message_id,
-               memory._message_text(m.message) as content,
-               sha256(convert_to(memory._message_text(m.message), 'UTF8')) as content_sha256
+    with texts as (
+        select m.n - 1 as index, m.message, m.message ->> 'id' as message_id,
+               memory._message_text(m.message) as content
         from json_array_elements(commit.messages) with ordinality as m (message, n)
+    ),
+    incoming as (
+        select x.*, sha256(convert_to(x.content, 'UTF8')) as content_sha256 from texts as x
     ),
     fresh as (
         select i.* from incoming as i

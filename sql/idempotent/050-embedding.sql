@@ -24,28 +24,34 @@ comment on function memory.set_secret(text, text) is
 'Stores a secret, e.g. select memory.set_secret(''openai_api_key'', ''sk-...''). Only the extension''s '
 'owner may call it; the secret is readable by no other role.';
 
--- The configured embedding model: provider, name, dimensions; no row when embedder = none.
+-- The embedding model that settings (as from memory._settings_json()) choose; no row for embedder = none.
+create or replace function memory._embedding_model(settings jsonb)
+returns table (provider text, model text, dimensions integer)
+language sql
+immutable
+as $$
+    select settings ->> 'embedder',
+           case settings ->> 'embedder'
+               when 'local' then 'all-MiniLM-L6-v2'
+               when 'openai' then settings ->> 'openai_embedding_model'
+               else 'client'
+           end,
+           case settings ->> 'embedder'
+               when 'local' then 384
+               when 'openai' then (settings ->> 'openai_embedding_dimensions')::integer
+               else (settings ->> 'client_dimensions')::integer
+           end
+    where settings ->> 'embedder' <> 'none'
+$$;
+
+comment on function memory._embedding_model(jsonb) is
+'Internal: the embedding model that the given settings choose.';
+
 create or replace function memory.embedding_model()
 returns table (provider text, model text, dimensions integer)
 language sql
 stable
-as $$
-    select s.provider, s.model, s.dimensions from (
-        select
-            memory.setting('embedder') #>> '{}' as provider,
-            case memory.setting('embedder') #>> '{}'
-                when 'local' then 'all-MiniLM-L6-v2'
-                when 'openai' then memory.setting('openai_embedding_model') #>> '{}'
-                when 'client' then 'client'
-            end as model,
-            case memory.setting('embedder') #>> '{}'
-                when 'local' then 384
-                when 'openai' then (memory.setting('openai_embedding_dimensions'))::integer
-                when 'client' then (memory.setting('client_dimensions'))::integer
-            end as dimensions
-    ) as s
-    where s.model is not null
-$$;
+as $$ select * from memory._embedding_model(memory._settings_json()) $$;
 
 comment on function memory.embedding_model() is
 'The embedding model the settings choose (provider, model, dimensions); no row when embedder = none.';

@@ -71,7 +71,7 @@ begin
     into v_turns, v_source
     from memory.turns as t where t.tenant_id = tenant and t.session_key = session;
 
-    select * into v_model from memory.embedding_model();
+    select * into v_model from memory._embedding_model(v_settings);
     if v_model is not null then
         perform memory._register_model(v_model.provider, v_model.model, v_model.dimensions);
     end if;
@@ -146,8 +146,8 @@ begin
             created_at = pg_catalog.now();
     end if;
 
-    if v_model is not null and v_model.provider <> 'client' then
-        perform memory._embed_session(tenant, session, v_model.model, v_settings);
+    if v_model is not null then
+        perform memory._embed_session(tenant, session, v_model.model);
     end if;
 end
 $$;
@@ -155,38 +155,26 @@ $$;
 comment on function memory._enrich_session(text, bigint) is
 'Internal: enriches one session (chunks, embeddings, summary, session embedding), skipping unchanged work.';
 
--- The session's vector: its summary with its first user turns, embedded; redone only when that text changes.
-create or replace function memory._embed_session(tenant text, session bigint, model text, settings jsonb)
-returns void
-language plpgsql
+-- The session's vector: the normalized mean of its chunks' vectors under one model (no model call).
+create or replace function memory._embed_session(tenant text, session bigint, model text) returns void
+language sql
 as $$
-declare
-    v_text text;
-begin
-    select concat_ws(e'\n', (select s.summary from memory.summaries as s
-                             where s.tenant_id = tenant and s.session_key = session),
-                     (select string_agg(f.content, e'\n' order by f.position) from (
-                          select t.content, t.position from memory.turns as t
-                          where t.tenant_id = tenant and t.session_key = session and t.role = 'user'
-                          order by t.position limit 3) as f))
-    into v_text;
-    if coalesce(v_text, '') = '' or exists (
-        select from memory.session_embeddings as e
-        where e.tenant_id = tenant and e.session_key = session and e.model = _embed_session.model
-            and e.text_sha256 = sha256(convert_to(v_text, 'UTF8'))
-    ) then
-        return;
-    end if;
     insert into memory.session_embeddings as e (tenant_id, session_key, model, text_sha256, embedding)
-    values (tenant, session, _embed_session.model, sha256(convert_to(v_text, 'UTF8')),
-            (memory._embed_texts(array[v_text], settings))[1])
+    select tenant, session, _embed_session.model,
+           sha256(string_agg(c.text_sha256, '' order by c.turn_key, c.chunk_no)),
+           l2_normalize(avg(ce.embedding))
+    from memory.chunks as c
+    inner join memory.chunk_embeddings as ce
+        on c.tenant_id = ce.tenant_id and c.turn_key = ce.turn_key and c.chunk_no = ce.chunk_no
+    where c.tenant_id = tenant and c.session_key = session and ce.model = _embed_session.model
+    having count(*) > 0
     on conflict on constraint session_embeddings_pkey do update
-    set text_sha256 = excluded.text_sha256, embedding = excluded.embedding;
-end
+    set text_sha256 = excluded.text_sha256, embedding = excluded.embedding
+    where e.text_sha256 <> excluded.text_sha256
 $$;
 
-comment on function memory._embed_session(text, bigint, text, jsonb) is
-'Internal: embeds a session''s summary and opening user turns under one model.';
+comment on function memory._embed_session(text, bigint, text) is
+'Internal: a session''s vector under one model, the normalized mean of its chunks'' vectors.';
 
 create or replace function memory.enrich(session_id text, agent_id text default 'default')
 returns table (session_key bigint, chunks integer, embedded integer, summary text)

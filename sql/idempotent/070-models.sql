@@ -77,10 +77,17 @@ comment on function memory.reembed(integer) is
 'Embeds up to batch chunks lacking a vector of the configured model (all tenants); marks the model ready '
 'when none are left, and recall then switches to it. Queued automatically when the model changes.';
 
--- Marks a building model ready once every chunk has its vector.
+-- Marks a building model ready once every chunk has its vector (checked only while it is building).
 create or replace function memory._mark_ready_if_complete(model text) returns void
-language sql
+language plpgsql
 as $$
+begin
+    if not exists (
+        select from memory.embedding_models as m
+        where m.model = _mark_ready_if_complete.model and m.state = 'building'
+    ) then
+        return;
+    end if;
     update memory.embedding_models as m set state = 'ready', ready_at = pg_catalog.now()
     where m.model = _mark_ready_if_complete.model and m.state = 'building'
         and not exists (
@@ -90,7 +97,8 @@ as $$
                 where e.tenant_id = c.tenant_id and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no
                     and e.model = _mark_ready_if_complete.model
             )
-        )
+        );
+end
 $$;
 
 comment on function memory._mark_ready_if_complete(text) is

@@ -1,0 +1,54 @@
+"""Shared by the benchmarks: a fresh database with the extension on the local server, and results files."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+sys.path.insert(0, str(ROOT / "python-client"))
+sys.path.insert(0, str(ROOT / "plpython"))
+
+from agent_memory.localdb import DEFAULT_PORT, LocalServer  # noqa: E402
+
+SERVER = LocalServer(
+    directory=Path(os.environ.get("AGENT_MEMORY_HOME", ROOT / ".agent-memory")).resolve(),
+    port=int(os.environ.get("AGENT_MEMORY_PORT", DEFAULT_PORT)),
+)
+
+
+def fresh_database(name: str) -> str:
+    """Drops and re-creates a database with the extension; returns its URL."""
+    with psycopg.connect(SERVER.url(), autocommit=True) as conn:
+        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+        conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
+    url = SERVER.url(name)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("create extension agent_memory cascade")
+    return url
+
+
+def machine() -> dict:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    return {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "commit": commit.stdout.strip(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+
+
+def save(name: str, results: dict) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / name
+    path.write_text(json.dumps({"machine": machine(), **results}, indent=2) + "\n")
+    return path

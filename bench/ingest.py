@@ -1,0 +1,179 @@
+"""Ingest benchmark: commit throughput and enrichment throughput with the local embedder.
+
+    .venv/bin/python bench/ingest.py --turns 10000 [--workers 2]
+
+Commits synthetic conversations (sessions of 20 turns, batched one session per memory.commit call, each
+call its own transaction), then runs `--workers` connections calling memory.work() until the queue is
+empty, then embeds the very same chunk texts outside the database with the same model and the same
+number of threads, and prints and saves the ratio. Results: bench/results/ingest-<turns>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import threading
+import time
+
+import psycopg
+from common import fresh_database, save
+from psycopg.types.json import Json
+
+SUBJECTS = [
+    "the auth service",
+    "the billing job",
+    "our Postgres cluster",
+    "the mobile app",
+    "the onboarding flow",
+    "Maria's team",
+    "the staging deploy",
+    "the search index",
+    "the design review",
+    "the Q3 roadmap",
+]
+VERBS = [
+    "broke after",
+    "needs a fix before",
+    "was discussed in",
+    "got faster since",
+    "should move to",
+    "depends on",
+    "was blocked by",
+    "will be demoed at",
+    "failed during",
+    "was rewritten for",
+]
+OBJECTS = [
+    "the token rotation",
+    "Friday's release",
+    "the vendor call",
+    "the new logging stack",
+    "the outage",
+    "the budget meeting",
+    "the migration plan",
+    "the load test",
+    "the security audit",
+    "the offsite",
+]
+TAILS = [
+    "Can you check it?",
+    "I'll write it down.",
+    "Let's decide tomorrow.",
+    "That was a surprise.",
+    "We agreed to revisit it.",
+    "Nobody expected that.",
+    "Please remind me next week.",
+    "",
+]
+
+
+def conversation(rng: random.Random, turns: int) -> list[dict]:
+    messages = []
+    for i in range(turns):
+        sentence = f"{rng.choice(SUBJECTS).capitalize()} {rng.choice(VERBS)} {rng.choice(OBJECTS)}."
+        messages.append(
+            {
+                "role": "user" if i % 2 == 0 else "assistant",
+                "content": f"{sentence} {rng.choice(TAILS)}".strip(),
+                "id": f"m{i}",
+            }
+        )
+    return messages
+
+
+def commit_all(url: str, turns: int, per_session: int) -> dict:
+    rng = random.Random(7)
+    sessions = [conversation(rng, per_session) for _ in range(turns // per_session)]
+    with psycopg.connect(url, autocommit=True) as conn:
+        started = time.perf_counter()
+        for number, messages in enumerate(sessions):
+            conn.execute("select memory.commit(%s, %s, agent_id => 'bench')", (f"s{number}", Json(messages)))
+        seconds = time.perf_counter() - started
+    return {
+        "turns": turns,
+        "sessions": len(sessions),
+        "seconds": round(seconds, 2),
+        "turns_per_second": round(turns / seconds),
+    }
+
+
+def enrich_all(url: str, workers: int) -> dict:
+    ready = threading.Barrier(workers + 1)
+
+    def worker() -> None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("select memory.embed(array['warm up'])")  # the model loads once per backend
+            ready.wait()
+            while True:
+                processed, failed = conn.execute("call memory.work(10)").fetchone()
+                if failed:
+                    raise RuntimeError("an enrichment job failed")
+                if processed == 0:
+                    return
+
+    threads = [threading.Thread(target=worker) for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    ready.wait()
+    started = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    with psycopg.connect(url) as conn:
+        chunks = conn.execute("select count(*) from memory.chunk_embeddings").fetchone()[0]
+        dead = conn.execute("select count(*) from memory.jobs where status = 'dead'").fetchone()[0]
+    if dead:
+        raise RuntimeError(f"{dead} jobs are dead")
+    return {
+        "workers": workers,
+        "chunks_embedded": chunks,
+        "seconds": round(seconds, 2),
+        "chunks_per_second": round(chunks / seconds, 1),
+    }
+
+
+def raw_model(url: str, threads: int) -> dict:
+    """The same model on the same texts outside the database: `threads` processes' worth of cores."""
+    from agent_memory_db.embedder import LocalEmbedder
+
+    with psycopg.connect(url) as conn:
+        texts = [row[0] for row in conn.execute("select text from memory.chunks order by turn_key, chunk_no")]
+    model = LocalEmbedder(threads=threads)
+    model.embed(["warm up"])
+    started = time.perf_counter()
+    model.embed(texts, batch_size=32)
+    seconds = time.perf_counter() - started
+    return {
+        "threads": threads,
+        "texts": len(texts),
+        "seconds": round(seconds, 2),
+        "texts_per_second": round(len(texts) / seconds, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=10000)
+    parser.add_argument("--per-session", type=int, default=20)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    url = fresh_database("bench_ingest")
+    commit = commit_all(url, args.turns, args.per_session)
+    print(f"commit: {commit['turns']} turns in {commit['seconds']} s = {commit['turns_per_second']} turns/s")
+    enrich = enrich_all(url, args.workers)
+    print(
+        f"enrich: {enrich['chunks_embedded']} chunks in {enrich['seconds']} s = "
+        f"{enrich['chunks_per_second']} chunks/s with {args.workers} workers"
+    )
+    raw = raw_model(url, args.workers)
+    print(f"raw model outside the database, {raw['threads']} threads: {raw['texts_per_second']} texts/s")
+    ratio = round(enrich["chunks_per_second"] / raw["texts_per_second"], 3)
+    print(f"enrichment / raw model = {ratio:.1%}")
+    path = save(
+        f"ingest-{args.turns}.json", {"commit": commit, "enrich": enrich, "raw_model": raw, "enrich_over_raw": ratio}
+    )
+    print(f"saved {path.relative_to(path.parents[2])}")
+
+
+if __name__ == "__main__":
+    main()
