@@ -7,7 +7,7 @@ VENV := $(CURDIR)/.venv
 CLI := $(VENV)/bin/agent-memory
 export AGENT_MEMORY_HOME ?= $(CURDIR)/.agent-memory
 
-.PHONY: demo test provision build install db-start db-stop lint release clean
+.PHONY: demo test provision build install db-start db-stop lint bench-locomo bench-recall bench-ingest release clean
 
 ## demo: start the local server, install the extension, show what the product does
 demo: provision db-start
@@ -43,6 +43,19 @@ lint: provision
 	$(VENV)/bin/ruff format --check plpython python-client tests extension/tools bench
 	$(VENV)/bin/mypy --strict python-client/agent_memory
 	$(VENV)/bin/sqlfluff lint --processes 2 sql
+
+## bench-locomo: retrieval quality on LoCoMo (../shared/bench/locomo) through memory.recall
+bench-locomo: db-start
+	$(VENV)/bin/python bench/locomo_recall.py
+
+## bench-recall: recall latency at 10k and 100k turns against the HNSW + GIN lower bound
+bench-recall: db-start
+	$(VENV)/bin/python bench/recall_latency.py --turns 10000 100000
+
+## bench-ingest: commit and enrichment throughput at 10k and 100k turns
+bench-ingest: db-start
+	$(VENV)/bin/python bench/ingest.py --turns 10000
+	$(VENV)/bin/python bench/ingest.py --turns 100000
 
 ## release: freeze this version's install script in extension/released/ (then bump the version)
 release: build

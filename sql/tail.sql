@@ -3,6 +3,8 @@
 -- Pin every function of the extension to a safe search_path: pg_catalog, the schema pgvector was
 -- installed in (its types and operators), pg_temp last. Bodies name our own objects as memory.x.
 -- Procedures are left out: one with a SET clause cannot commit; theirs qualify every name instead.
+-- So are the few `language sql` expressions that recall inlines into its queries (a SET clause would
+-- stop the planner from inlining them); they call nothing but operators of pg_catalog.
 do $pin$
 declare
     v_vector_schema text := (
@@ -20,6 +22,7 @@ begin
             on d.classid = 'pg_catalog.pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e'
         inner join pg_catalog.pg_extension as e on d.refobjid = e.oid
         where e.extname = 'agent_memory' and p.prokind <> 'p'
+            and p.oid <> all(array['memory._bm25_term(float8, integer, integer, float8, float8, float8)'::regprocedure])
     loop
         execute format(
             'alter function %s set search_path = pg_catalog, %I, pg_temp', v_function, v_vector_schema

@@ -63,7 +63,8 @@ comment on column memory.summaries.source_sha256 is
 comment on column memory.summaries.tsv is 'Full-text vector of the summary.';
 comment on column memory.summaries.created_at is 'When the summary was written.';
 
-comment on table memory.session_embeddings is 'One vector per session and model: the normalized mean of its chunks'' vectors.';
+comment on table memory.session_embeddings is
+'One vector per session and model: the normalized mean of its chunks'' vectors.';
 comment on column memory.session_embeddings.tenant_id is 'The tenant.';
 comment on column memory.session_embeddings.session_key is 'The session.';
 comment on column memory.session_embeddings.model is 'The embedding model.';
@@ -78,3 +79,27 @@ comment on column memory.embedding_models.dimensions is 'Dimensions of its vecto
 comment on column memory.embedding_models.state is 'building (backfill running), ready, or retired.';
 comment on column memory.embedding_models.created_at is 'When the model was first used.';
 comment on column memory.embedding_models.ready_at is 'When its vectors became complete.';
+comment on column memory.turns.trust is
+'Multiplies the turn''s recall score (1 = neutral); feedback and DBAs may change it.';
+comment on column memory.turns.access_count is
+'How often recall returned the turn (counted only when recall_count_access is on).';
+comment on column memory.turns.last_accessed_at is 'When recall last returned the turn (with recall_count_access).';
+comment on column memory.chunks.length is 'Lexeme occurrences in tsv: the chunk''s length for BM25.';
+
+comment on table memory.speakers is 'Names that speak in each tenant and agent (turns.name), matched against queries.';
+comment on column memory.speakers.tenant_id is 'The tenant.';
+comment on column memory.speakers.agent_id is 'The agent.';
+comment on column memory.speakers.name is 'A speaker''s name as given on messages.';
+
+comment on table memory.lexicon is
+'BM25 document frequencies: in how many chunks of a tenant and agent each lexeme occurs.';
+comment on column memory.lexicon.tenant_id is 'The tenant.';
+comment on column memory.lexicon.agent_id is 'The agent.';
+comment on column memory.lexicon.lexeme is 'A lexeme of the chunks'' tsvectors.';
+comment on column memory.lexicon.chunks is 'How many chunks contain it.';
+
+comment on table memory.corpus is 'BM25 collection statistics per tenant and agent.';
+comment on column memory.corpus.tenant_id is 'The tenant.';
+comment on column memory.corpus.agent_id is 'The agent.';
+comment on column memory.corpus.chunks is 'How many chunks are indexed.';
+comment on column memory.corpus.total_length is 'Their total length (lexeme occurrences), for the average length.';

@@ -56,6 +56,7 @@ declare
     v_turns jsonb;
     v_source bytea;
     v_summary record;
+    v_summarized boolean := false;
     v_chunk_keys bigint [];
     v_chunk_nos integer [];
     v_chunk_texts text [];
@@ -76,26 +77,57 @@ begin
         perform memory._register_model(v_model.provider, v_model.model, v_model.dimensions);
     end if;
 
-    -- Chunks: keep unchanged ones, replace changed ones, drop those the settings no longer produce.
+    -- The model and summarizer run first, so that the writes below (whose BM25 statistics rows other
+    -- workers also update) hold their locks only for the end of the transaction.
     select coalesce(array_agg(n.turn_key), '{}'), coalesce(array_agg(n.chunk_no), '{}'), coalesce(array_agg(n.text), '{}')
     into v_chunk_keys, v_chunk_nos, v_chunk_texts
     from memory._chunk_turns(v_turns, v_settings) as n;
+    if v_model is not null and v_model.provider <> 'client' then
+        select array_agg(n.text), array_agg(n.turn_key), array_agg(n.chunk_no) into v_texts, v_keys, v_chunks
+        from unnest(v_chunk_keys, v_chunk_nos, v_chunk_texts) as n (turn_key, chunk_no, text)
+        where not exists (
+            select from memory.chunk_embeddings as e
+            where e.tenant_id = tenant and e.turn_key = n.turn_key and e.chunk_no = n.chunk_no
+                and e.model = v_model.model and e.text_sha256 = sha256(convert_to(n.text, 'UTF8'))
+        );
+        if v_texts is not null then
+            v_vectors := memory._embed_texts(v_texts, v_settings);
+        end if;
+    end if;
+    if v_settings ->> 'summarizer' <> 'none' and not exists (
+        select from memory.summaries as s
+        where s.tenant_id = tenant and s.session_key = session
+            and (s.method = 'caller' or s.source_sha256 = v_source)
+    ) then
+        select * into v_summary from memory._summarize_turns(v_turns, v_settings);
+        v_summarized := true;
+    end if;
+
+    -- Chunks: keep unchanged ones, replace changed ones, drop those the settings no longer produce.
     delete from memory.chunks as c
     where c.tenant_id = tenant and c.session_key = session
         and not exists (
             select from unnest(v_chunk_keys, v_chunk_nos) as n (turn_key, chunk_no)
             where n.turn_key = c.turn_key and n.chunk_no = c.chunk_no
         );
-    insert into memory.chunks as c (tenant_id, turn_key, chunk_no, session_key, agent_id, text, text_sha256, tsv)
+    insert into memory.chunks as c (tenant_id, turn_key, chunk_no, session_key, agent_id, text, text_sha256, tsv,
+                                    length)
     select tenant, n.turn_key, n.chunk_no, session, t.agent_id, n.text, sha256(convert_to(n.text, 'UTF8')),
-           to_tsvector(v_config, n.text)
+           v.tsv, memory._tsv_length(v.tsv)
     from unnest(v_chunk_keys, v_chunk_nos, v_chunk_texts) as n (turn_key, chunk_no, text)
     inner join memory.turns as t on t.tenant_id = tenant and n.turn_key = t.turn_key
+    cross join lateral (select to_tsvector(v_config, n.text) as tsv) as v
+    where not exists (
+        select from memory.chunks as o
+        where o.tenant_id = tenant and o.turn_key = n.turn_key and o.chunk_no = n.chunk_no
+            and o.text_sha256 = sha256(convert_to(n.text, 'UTF8'))
+    )
+    order by n.turn_key, n.chunk_no
     on conflict (tenant_id, turn_key, chunk_no) do update
-    set text = excluded.text, text_sha256 = excluded.text_sha256, tsv = excluded.tsv
+    set text = excluded.text, text_sha256 = excluded.text_sha256, tsv = excluded.tsv, length = excluded.length
     where c.text_sha256 <> excluded.text_sha256;
 
-    -- Embeddings under the configured model for chunks that lack one or whose text changed.
+    -- Embeddings: drop those of changed text, write the new ones (or the caller's vectors).
     if v_model is not null then
         delete from memory.chunk_embeddings as e
         using memory.chunks as c
@@ -108,34 +140,17 @@ begin
             inner join memory.turns as t on c.tenant_id = t.tenant_id and c.turn_key = t.turn_key
             where c.tenant_id = tenant and c.session_key = session and t.client_embedding is not null
             on conflict do nothing;
-        else
-            select array_agg(c.text order by c.turn_key, c.chunk_no), array_agg(c.turn_key order by c.turn_key, c.chunk_no),
-                   array_agg(c.chunk_no order by c.turn_key, c.chunk_no)
-            into v_texts, v_keys, v_chunks
-            from memory.chunks as c
-            where c.tenant_id = tenant and c.session_key = session
-                and not exists (
-                    select from memory.chunk_embeddings as e
-                    where e.tenant_id = c.tenant_id and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no
-                        and e.model = v_model.model
-                );
-            if v_texts is not null then
-                v_vectors := memory._embed_texts(v_texts, v_settings);
-                insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding)
-                select tenant, k.turn_key, k.chunk_no, v_model.model, sha256(convert_to(k.text, 'UTF8')), k.embedding
-                from unnest(v_keys, v_chunks, v_texts, v_vectors) as k (turn_key, chunk_no, text, embedding);
-            end if;
+        elsif v_texts is not null then
+            insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding)
+            select tenant, k.turn_key, k.chunk_no, v_model.model, sha256(convert_to(k.text, 'UTF8')), k.embedding
+            from unnest(v_keys, v_chunks, v_texts, v_vectors) as k (turn_key, chunk_no, text, embedding)
+            on conflict (tenant_id, turn_key, chunk_no, model) do update
+            set text_sha256 = excluded.text_sha256, embedding = excluded.embedding;
         end if;
         perform memory._mark_ready_if_complete(v_model.model);
     end if;
 
-    -- The summary, unless the caller wrote one or the turns are unchanged since the last one.
-    if v_settings ->> 'summarizer' <> 'none' and not exists (
-        select from memory.summaries as s
-        where s.tenant_id = tenant and s.session_key = session
-            and (s.method = 'caller' or s.source_sha256 = v_source)
-    ) then
-        select * into v_summary from memory._summarize_turns(v_turns, v_settings);
+    if v_summarized then
         insert into memory.summaries as s (tenant_id, session_key, method, summary, decisions, open_loops,
                                            source_sha256, tsv)
         values (tenant, session, v_summary.method, v_summary.summary, v_summary.decisions, v_summary.open_loops,

@@ -69,6 +69,9 @@ begin
     select pg_catalog.array_agg(c) into v_jobs from memory._claim_jobs(max_jobs, v_worker) as c;
     commit;
     foreach v_job in array coalesce(v_jobs, '{}') loop
+        -- Enrichment is derived data and a job whose completion was lost in a crash simply runs again,
+        -- so its transaction need not wait for the WAL flush.
+        perform pg_catalog.set_config('synchronous_commit', 'off', true);
         begin
             v_more := memory._run_job(v_job);
             update memory.jobs as j

@@ -32,6 +32,9 @@ create table memory.turns (
     tool_call_id text,
     tokens integer,
     client_embedding vector,
+    trust real not null default 1 check (trust >= 0),
+    access_count bigint not null default 0,
+    last_accessed_at timestamptz,
     metadata jsonb not null default '{}',
     created_at timestamptz not null,
     recorded_at timestamptz not null default pg_catalog.now(),
@@ -44,5 +47,14 @@ create unique index turns_message_id on memory.turns (tenant_id, session_key, me
 where message_id is not null;
 create index turns_agent_time on memory.turns (tenant_id, agent_id, created_at);
 
+-- The people and agents who speak in a scope (turns.name), for matching names in queries.
+create table memory.speakers (
+    tenant_id text not null,
+    agent_id text not null,
+    name text not null,
+    primary key (tenant_id, agent_id, name)
+);
+
 select pg_catalog.pg_extension_config_dump('memory.sessions', '');
+select pg_catalog.pg_extension_config_dump('memory.speakers', '');
 select pg_catalog.pg_extension_config_dump('memory.turns', '');

@@ -9,12 +9,30 @@ create table memory.chunks (
     text text not null,
     text_sha256 bytea not null,
     tsv tsvector not null,
+    length integer not null,
     primary key (tenant_id, turn_key, chunk_no),
     foreign key (tenant_id, turn_key) references memory.turns (tenant_id, turn_key) on delete cascade
 );
 
 create index chunks_tsv on memory.chunks using gin (tsv);
 create index chunks_session on memory.chunks (tenant_id, session_key);
+
+-- Term statistics for BM25, per tenant and agent, kept current by triggers on memory.chunks.
+create table memory.lexicon (
+    tenant_id text not null,
+    agent_id text not null,
+    lexeme text not null,
+    chunks integer not null,
+    primary key (tenant_id, agent_id, lexeme)
+);
+
+create table memory.corpus (
+    tenant_id text not null,
+    agent_id text not null,
+    chunks bigint not null,
+    total_length bigint not null,
+    primary key (tenant_id, agent_id)
+);
 
 -- Vectors of any dimension; each model gets its own partial HNSW index (memory._ensure_vector_index).
 create table memory.chunk_embeddings (
@@ -74,6 +92,8 @@ create table memory._secrets (
 revoke all on memory._secrets from public;
 
 select pg_catalog.pg_extension_config_dump('memory.chunks', '');
+select pg_catalog.pg_extension_config_dump('memory.lexicon', '');
+select pg_catalog.pg_extension_config_dump('memory.corpus', '');
 select pg_catalog.pg_extension_config_dump('memory.chunk_embeddings', '');
 select pg_catalog.pg_extension_config_dump('memory.summaries', '');
 select pg_catalog.pg_extension_config_dump('memory.session_embeddings', '');

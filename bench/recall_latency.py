@@ -1,0 +1,165 @@
+"""Recall latency at scale, against the bare lower bound on the same data.
+
+    .venv/bin/python bench/recall_latency.py --turns 10000 100000 [--queries 200] [--reuse]
+
+For each size, builds a database `bench_recall_<turns>` of one tenant and agent: sessions of 20 turns whose
+words follow a Zipf distribution over the all-MiniLM-L6-v2 vocabulary (a long tail like real conversation,
+so full-text selectivity is realistic), committed and enriched through the product (memory.commit,
+memory.work). Then times memory.recall(query, k => 10) with the query embedded in the database, and in the
+same run the lower bound: one HNSW probe (top 100 by cosine) plus one GIN probe (100 chunks matching any
+query word) with the query vector computed beforehand. Writes bench/results/recall-latency.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import threading
+import time
+
+import psycopg
+from common import SERVER, fresh_database, save
+from psycopg.types.json import Json
+
+SESSION_TURNS = 20
+
+
+def vocabulary() -> list[str]:
+    from agent_memory_db.embedder import model_files
+
+    _, tokenizer = model_files()
+    vocab = json.loads(tokenizer.read_text())["model"]["vocab"]
+    words = [w for w in vocab if w.isalpha() and w.isascii() and len(w) > 2]
+    random.Random(1).shuffle(words)
+    return words[:20000]
+
+
+def zipf_text(rng: random.Random, words: list[str], weights: list[float], length: int) -> str:
+    return " ".join(rng.choices(words, weights=weights, k=length)).capitalize() + "."
+
+
+def build(turns: int, words: list[str], weights: list[float]) -> str:
+    url = fresh_database(f"bench_recall_{turns}")
+    rng = random.Random(turns)
+    with psycopg.connect(url, autocommit=True) as conn:
+        for number in range(turns // SESSION_TURNS):
+            messages = [
+                {
+                    "role": "user" if i % 2 == 0 else "assistant",
+                    "content": zipf_text(rng, words, weights, rng.randint(6, 30)),
+                }
+                for i in range(SESSION_TURNS)
+            ]
+            conn.execute("select memory.commit(%s, %s, agent_id => 'bench')", (f"s{number}", Json(messages)))
+
+    def worker() -> None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            while conn.execute("call memory.work(20)").fetchone()[0]:
+                pass
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("vacuum analyze")
+    return url
+
+
+def loaded(turns: int) -> str | None:
+    url = SERVER.url(f"bench_recall_{turns}")
+    try:
+        with psycopg.connect(url) as conn:
+            count = conn.execute("select count(*) from memory.chunk_embeddings").fetchone()[0]
+    except psycopg.OperationalError:
+        return None
+    return url if count >= turns * 0.9 else None
+
+
+def percentiles(samples: list[float]) -> dict:
+    ordered = sorted(samples)
+    return {
+        "p50_ms": round(1000 * statistics.median(ordered), 2),
+        "p95_ms": round(1000 * ordered[int(len(ordered) * 0.95)], 2),
+    }
+
+
+LOWER_BOUND = """
+    select (select count(*) from (
+                select e.turn_key from memory.chunk_embeddings as e
+                where e.model = 'all-MiniLM-L6-v2'
+                order by e.embedding::vector(384) <=> %(vector)s::vector(384) limit 100) as ann),
+           (select count(*) from (
+                select c.turn_key from memory.chunks as c
+                where c.tsv @@ %(tsquery)s::tsquery limit 100) as fts)
+"""
+
+
+def measure(url: str, queries: list[str]) -> dict:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("select memory.embed(array['warm up'])")
+        for query in queries[:10]:  # warm the caches the same way for both
+            conn.execute("select count(*) from memory.recall(%s, k => 10)", (query,))
+        vectors = [conn.execute("select (memory.embed(array[%s]))[1]::text", (q,)).fetchone()[0] for q in queries]
+        tsqueries = [
+            conn.execute("select replace(plainto_tsquery('english', %s)::text, '&', '|')", (q,)).fetchone()[0]
+            for q in queries
+        ]
+        recall, bound, embed = [], [], []
+        for query, vector, tsquery in zip(queries, vectors, tsqueries, strict=True):
+            started = time.perf_counter()
+            conn.execute("select count(*) from memory.recall(%s, k => 10)", (query,)).fetchone()
+            recall.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            conn.execute(LOWER_BOUND, {"vector": vector, "tsquery": tsquery or "nothing"}).fetchone()
+            bound.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            conn.execute("select memory.embed(array[%s])", (query,)).fetchone()
+            embed.append(time.perf_counter() - started)
+        chunks = conn.execute("select count(*) from memory.chunks").fetchone()[0]
+    result = {
+        "chunks": chunks,
+        "recall": percentiles(recall),
+        "lower_bound": percentiles(bound),
+        "query_embedding": percentiles(embed),
+    }
+    result["recall_over_lower_bound_p50"] = round(result["recall"]["p50_ms"] / result["lower_bound"]["p50_ms"], 1)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, nargs="+", default=[10000, 100000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--reuse", action="store_true", help="keep a database already built for a size")
+    args = parser.parse_args()
+
+    words = vocabulary()
+    weights = [1 / (rank + 1) for rank in range(len(words))]
+    rng = random.Random(99)
+    queries = [zipf_text(rng, words, weights, rng.randint(3, 8)) for _ in range(args.queries)]
+    results = {}
+    for turns in args.turns:
+        url = (args.reuse and loaded(turns)) or None
+        if url is None:
+            started = time.perf_counter()
+            url = build(turns, words, weights)
+            print(f"built {turns} turns in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        results[str(turns)] = measure(url, queries)
+        r = results[str(turns)]
+        print(
+            f"{turns} turns ({r['chunks']} chunks): recall p50 {r['recall']['p50_ms']} ms p95 "
+            f"{r['recall']['p95_ms']} ms | lower bound p50 {r['lower_bound']['p50_ms']} ms p95 "
+            f"{r['lower_bound']['p95_ms']} ms | query embedding p50 {r['query_embedding']['p50_ms']} ms | "
+            f"ratio {r['recall_over_lower_bound_p50']}x"
+        )
+    path = save("recall-latency.json", {"queries": args.queries, "sizes": results})
+    print(f"saved {path.relative_to(path.parents[2])}")
+
+
+if __name__ == "__main__":
+    main()

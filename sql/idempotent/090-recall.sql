@@ -1,0 +1,465 @@
+-- Recall: hybrid ranking of turns (and sessions) inside the database.
+--
+-- Candidates: the top recall_candidates chunks by BM25 over the chunks' lexemes (term statistics in
+-- memory.lexicon) and the top recall_candidates chunks by cosine similarity to the query vector (exact for
+-- small scopes, HNSW with iterative scan for large ones). For every candidate both scores are computed
+-- exactly, then fused (z-score weighted sum, or reciprocal rank fusion), then the session, neighbour,
+-- speaker, summary, session-vector, recency, access, open-loop and trust signals are added. Every
+-- signal's rank and contribution is returned in `components`.
+
+-- The recall settings in force, with per-call weights (keys of memory.setting_definitions()) on top.
+create or replace function memory._recall_settings(weights jsonb) returns jsonb
+language plpgsql
+stable
+as $$
+declare
+    v_key text;
+begin
+    if weights is null then
+        return memory._settings_json();
+    end if;
+    if jsonb_typeof(weights) <> 'object' then
+        raise exception 'agent_memory: weights must be a JSON object of settings, got %', jsonb_typeof(weights);
+    end if;
+    for v_key in select jsonb_object_keys(weights) loop
+        perform memory._validated_setting(v_key, weights -> v_key);
+    end loop;
+    return memory._settings_json() || weights;
+end
+$$;
+
+comment on function memory._recall_settings(jsonb) is
+'Internal: the settings in force for one recall, per-call weights taking precedence.';
+
+-- The speakers of the scope whose names the query mentions (whole words, any case).
+create or replace function memory._query_speakers(query text, tenant text, agent text) returns text[]
+language sql
+stable
+as $$
+    select coalesce(array_agg(distinct s.name), '{}')
+    from memory.speakers as s
+    where s.tenant_id = tenant and (agent is null or s.agent_id = agent)
+        and query ~* ('\m' || regexp_replace(s.name, '([.*+?^${}()|\[\]\\])', '\\\1', 'g') || '\M')
+$$;
+
+comment on function memory._query_speakers(text, text, text) is
+'Internal: speakers of the scope named in the query.';
+
+create or replace function memory._without_names(query text, names text[]) returns text
+language sql
+immutable
+as $$
+    select coalesce((
+        select regexp_replace(query, '\m(' || string_agg(regexp_replace(n, '([.*+?^${}()|\[\]\\])', '\\\1', 'g'), '|')
+                                     || ')(''s)?\M', ' ', 'gi')
+        from unnest(names) as n
+    ), query)
+$$;
+
+comment on function memory._without_names(text, text[]) is 'Internal: the query with the given names taken out.';
+
+-- One query term's BM25 contribution to a chunk: idf, the term's frequency in the chunk, the chunk's length.
+create or replace function memory._bm25_term(
+    idf double precision, frequency integer, length integer,
+    k1 double precision, b double precision, avg_length double precision
+) returns double precision
+language sql
+immutable parallel safe
+as $$
+    select idf * (coalesce(frequency, 1) * (k1 + 1))
+        / (coalesce(frequency, 1) + k1 * (1 - b + b * length / greatest(avg_length, 1)))
+$$;
+
+comment on function memory._bm25_term(
+    double precision, integer, integer, double precision, double precision,
+    double precision
+) is
+'Internal: one query term''s BM25 contribution to a chunk (inlined into the recall queries).';
+
+-- Whether a turn mentions the entities (as a whole word in its text, or as its speaker): any or all.
+create or replace function memory._matches_entities(content text, speaker text, entities text[], mode text)
+returns boolean
+language sql
+immutable parallel safe
+as $$
+    select entities is null or cardinality(entities) = 0 or (
+        select case when mode = 'all' then bool_and(m.hit) else bool_or(m.hit) end
+        from (
+            select coalesce(lower(speaker) = lower(e), false)
+                   or content ~* ('\m' || regexp_replace(e, '([.*+?^${}()|\[\]\\])', '\\\1', 'g') || '\M') as hit
+            from unnest(entities) as e
+        ) as m
+    )
+$$;
+
+comment on function memory._matches_entities(text, text, text[], text) is
+'Internal: whether a turn names any (or all) of the entities, in its text or as its speaker.';
+
+-- Every candidate turn with its signals and final score, best first. recall and explain_recall read it.
+create or replace function memory._recall_candidates(
+    query text, agent_id text, since timestamptz, until timestamptz, source text,
+    entities text[], entity_mode text, weights jsonb, query_vector vector
+) returns table (
+    turn_key bigint, session_key bigint, score double precision, components jsonb
+)
+language plpgsql
+stable
+-- Plans made for each call's values: a cached generic plan cannot tell one agent's filter from another's.
+set plan_cache_mode = force_custom_plan
+as $$
+declare
+    v_tenant text := memory.current_tenant();
+    v_cfg jsonb := memory._recall_settings(weights);
+    v_tsconfig regconfig := (v_cfg ->> 'text_search_config')::regconfig;
+    v_candidates integer := (v_cfg ->> 'recall_candidates')::integer;
+    v_speakers text [] := memory._query_speakers(query, v_tenant, agent_id);
+    v_search_text text := query;
+    v_lexemes text [];
+    v_tsquery tsquery;
+    v_degraded text [] := '{}';
+    v_model record;
+    v_recall_model text;
+    v_vector vector := query_vector;
+    v_scope_chunks bigint;
+    v_lex_keys bigint [] := '{}';
+    v_lex_chunks integer [] := '{}';
+    v_dense_keys bigint [] := '{}';
+    v_dense_chunks integer [] := '{}';
+    v_dense_sql text;
+    v_chunks_in_scope double precision;
+    v_avg_length double precision;
+    v_idf double precision [];
+    v_k1 double precision := (v_cfg ->> 'bm25_k1')::double precision;
+    v_b double precision := (v_cfg ->> 'bm25_b')::double precision;
+begin
+    if query is null or btrim(query) = '' then
+        raise exception 'agent_memory: recall needs a query';
+    end if;
+    if entity_mode not in ('any', 'all') then
+        raise exception 'agent_memory: entity_mode must be any or all, got %', entity_mode;
+    end if;
+    if since is not null and until is not null and since > until then
+        raise exception 'agent_memory: since (%) is after until (%)', since, until;
+    end if;
+
+    -- Speaker names the query mentions are matched as speakers (weight_speaker), so by default they are
+    -- left out of what is searched as text and as a vector: indexed text holds no speaker names.
+    if (v_cfg ->> 'strip_speaker_names')::boolean and cardinality(v_speakers) > 0 then
+        v_search_text := memory._without_names(query, v_speakers);
+        if btrim(regexp_replace(v_search_text, '\W', '', 'g')) = '' then
+            v_search_text := query;
+        end if;
+    end if;
+    v_lexemes := tsvector_to_array(to_tsvector(v_tsconfig, v_search_text));
+    select coalesce(sum(k.chunks), 0), coalesce(sum(k.total_length), 0) / greatest(coalesce(sum(k.chunks), 0), 1)
+    into v_chunks_in_scope, v_avg_length
+    from memory.corpus as k
+    where k.tenant_id = v_tenant and (_recall_candidates.agent_id is null or k.agent_id = _recall_candidates.agent_id);
+    select array_agg(ln(1 + (v_chunks_in_scope - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) order by l.n)
+    into v_idf
+    from unnest(v_lexemes) with ordinality as l (lexeme, n)
+    left join lateral (
+        select sum(x.chunks) as df from memory.lexicon as x
+        where x.tenant_id = v_tenant and x.lexeme = l.lexeme
+            and (_recall_candidates.agent_id is null or x.agent_id = _recall_candidates.agent_id)
+    ) as d on true;
+    if cardinality(v_lexemes) > 0 then
+        v_tsquery := array_to_string(array(select quote_literal(l) from unnest(v_lexemes) as l), ' | ')::tsquery;
+        select array_agg(b.turn_key), array_agg(b.chunk_no) into v_lex_keys, v_lex_chunks
+        from (
+            select c.turn_key, c.chunk_no
+            from memory.chunks as c
+            inner join memory.turns as t on c.tenant_id = t.tenant_id and c.turn_key = t.turn_key
+            inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
+            cross join lateral unnest(c.tsv) as u
+            inner join unnest(v_lexemes, v_idf) as q (lexeme, idf) on u.lexeme = q.lexeme
+            where c.tenant_id = v_tenant and c.tsv @@ v_tsquery
+                and (_recall_candidates.agent_id is null or c.agent_id = _recall_candidates.agent_id)
+                and (since is null or t.created_at >= since) and (until is null or t.created_at <= until)
+                and (_recall_candidates.source is null or s.source = _recall_candidates.source)
+                and (entities is null or memory._matches_entities(t.content, t.name, entities, entity_mode))
+            group by c.turn_key, c.chunk_no, c.length
+            order by sum(memory._bm25_term(q.idf, cardinality(u.positions), c.length, v_k1, v_b, v_avg_length)) desc,
+                     c.turn_key
+            limit v_candidates
+        ) as b;
+    end if;
+
+    -- Vectors: the query embedded in the database (or given), against the model recall may use.
+    v_recall_model := memory.recall_model();
+    select * into v_model from memory._embedding_model(v_cfg);
+    if v_model is null then
+        v_degraded := v_degraded || 'no embedder configured: full-text only'::text;
+    elsif v_recall_model is null then
+        v_degraded := v_degraded || 'no embeddings yet: full-text only'::text;
+    elsif v_vector is null and v_model.provider = 'client' then
+        v_degraded := v_degraded || 'client embedder and no query_vector: full-text only'::text;
+    elsif v_vector is null and v_recall_model <> v_model.model then
+        v_degraded := v_degraded || format('model %s is still building and %s cannot embed queries: full-text only',
+                                           v_model.model, v_recall_model);
+    elsif v_vector is null then
+        begin
+            v_vector := (memory._embed_texts(array[v_search_text], v_cfg))[1];
+        exception when others then
+            v_degraded := v_degraded || ('query embedding failed: ' || sqlerrm || ': full-text only');
+        end;
+    end if;
+    if v_vector is not null then
+        v_scope_chunks := v_chunks_in_scope;
+        if query_vector is not null and vector_dims(query_vector) <> (
+            select m.dimensions from memory.embedding_models as m where m.model = v_recall_model
+        ) then
+            raise exception 'agent_memory: query_vector has % dimensions but model % has %', vector_dims(query_vector),
+                v_recall_model, (select m.dimensions from memory.embedding_models as m where m.model = v_recall_model);
+        end if;
+        v_dense_sql := format(
+            $sql$
+            select array_agg(d.turn_key), array_agg(d.chunk_no) from (
+                select e.turn_key, e.chunk_no
+                from memory.chunk_embeddings as e
+                inner join memory.turns as t on e.tenant_id = t.tenant_id and e.turn_key = t.turn_key
+                inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
+                where e.model = %1$L and e.tenant_id = $2 and ($3 is null or t.agent_id = $3)
+                    and ($4 is null or t.created_at >= $4) and ($5 is null or t.created_at <= $5)
+                    and ($6 is null or s.source = $6)
+                    and ($7 is null or memory._matches_entities(t.content, t.name, $7, $8))
+                order by %2$s
+                limit $9
+            ) as d
+            $sql$,
+            v_recall_model,
+            -- Exact search sorts every distance (no index can serve "+ 0"); above the threshold the HNSW
+            -- index serves the order, with iterative scan so that filters do not starve the list.
+            format(case when v_scope_chunks <= (v_cfg ->> 'exact_search_max_chunks')::bigint
+                        then '(e.embedding::vector(%s) <=> $1) + 0' else 'e.embedding::vector(%s) <=> $1' end,
+                   vector_dims(v_vector))
+        );
+        if v_scope_chunks > (v_cfg ->> 'exact_search_max_chunks')::bigint then
+            perform set_config('hnsw.iterative_scan', 'relaxed_order', true);
+            perform set_config('hnsw.ef_search', greatest(40, least(1000, v_candidates))::text, true);
+        end if;
+        execute v_dense_sql into v_dense_keys, v_dense_chunks
+        using v_vector, v_tenant, _recall_candidates.agent_id, since, until, _recall_candidates.source,
+              entities, entity_mode, v_candidates;
+    end if;
+
+    return query
+    with candidate_chunks as (
+        select distinct u.turn_key, u.chunk_no
+        from unnest(coalesce(v_lex_keys, '{}') || coalesce(v_dense_keys, '{}'),
+                    coalesce(v_lex_chunks, '{}') || coalesce(v_dense_chunks, '{}')) as u (turn_key, chunk_no)
+    ),
+    chunk_scores as (
+        select c.turn_key, c.session_key,
+               coalesce((
+                   select sum(memory._bm25_term(q.idf, cardinality(u.positions), c.length, v_k1, v_b, v_avg_length))
+                   from unnest(c.tsv) as u inner join unnest(v_lexemes, v_idf) as q (lexeme, idf) on u.lexeme = q.lexeme
+               ), 0) as bm25,
+               (select 1 - (e.embedding <=> v_vector) from memory.chunk_embeddings as e
+                where e.tenant_id = c.tenant_id and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no
+                    and e.model = v_recall_model) as cosine
+        from candidate_chunks as cc
+        inner join memory.chunks as c on c.tenant_id = v_tenant and cc.turn_key = c.turn_key and cc.chunk_no = c.chunk_no
+    ),
+    turn_scores as (
+        select cs.turn_key, min(cs.session_key) as session_key, max(cs.bm25) as bm25, max(cs.cosine) as cosine
+        from chunk_scores as cs group by cs.turn_key
+    ),
+    ranked as (
+        select ts.*,
+               rank() over (order by ts.bm25 desc) as lexical_rank,
+               rank() over (order by ts.cosine desc nulls last) as dense_rank,
+               (ts.bm25 - avg(ts.bm25) over ()) / nullif(stddev_pop(ts.bm25) over (), 0) as lexical_z,
+               (ts.cosine - avg(ts.cosine) over ()) / nullif(stddev_pop(ts.cosine) over (), 0) as dense_z
+        from turn_scores as ts
+    ),
+    fused as (
+        select r.*,
+               case when v_cfg ->> 'fusion' = 'rrf' then
+                   (v_cfg ->> 'weight_lexical')::float8 * case when r.bm25 > 0 then 1.0 / ((v_cfg ->> 'rrf_k')::float8 + r.lexical_rank) else 0 end
+                   + (v_cfg ->> 'weight_dense')::float8 * case when r.cosine is not null then 1.0 / ((v_cfg ->> 'rrf_k')::float8 + r.dense_rank) else 0 end
+               else
+                   (v_cfg ->> 'weight_lexical')::float8 * coalesce(r.lexical_z, 0)
+                   + (v_cfg ->> 'weight_dense')::float8 * coalesce(r.dense_z, 0)
+               end as fused
+        from ranked as r
+    ),
+    sessions_in as (
+        select f.session_key, max(f.fused) as best
+        from fused as f group by f.session_key
+    ),
+    session_signals as materialized (
+        select si.session_key, si.best,
+               (coalesce(sm.summary_score, 0) - avg(coalesce(sm.summary_score, 0)) over ())
+                   / nullif(stddev_pop(coalesce(sm.summary_score, 0)) over (), 0) as summary_z,
+               (sv.cosine - avg(sv.cosine) over ()) / nullif(stddev_pop(sv.cosine) over (), 0) as session_vector_z,
+               sm.open_loops
+        from sessions_in as si
+        left join lateral (
+            select ts_rank_cd(m.tsv, v_tsquery) as summary_score, m.open_loops from memory.summaries as m
+            where m.tenant_id = v_tenant and m.session_key = si.session_key
+        ) as sm on true
+        left join lateral (
+            select 1 - (e.embedding <=> v_vector) as cosine from memory.session_embeddings as e
+            where e.tenant_id = v_tenant and e.session_key = si.session_key and e.model = v_recall_model
+        ) as sv on true
+    ),
+    positioned as (
+        select f.*, t.position, t.name, t.content, t.created_at, t.trust, t.access_count
+        from fused as f
+        inner join memory.turns as t on t.tenant_id = v_tenant and f.turn_key = t.turn_key
+    ),
+    scored as (
+        select p.*, ss.best, ss.summary_z, ss.session_vector_z, ss.open_loops,
+               greatest(before.fused, after.fused) as neighbor
+        from positioned as p
+        inner join session_signals as ss on p.session_key = ss.session_key
+        left join positioned as before on p.session_key = before.session_key and before.position = p.position - 1
+        left join positioned as after on p.session_key = after.session_key and after.position = p.position + 1
+    ),
+    parts as (
+        select sc.*,
+               (v_cfg ->> 'weight_session')::float8 * sc.best as p_session,
+               (v_cfg ->> 'weight_neighbor')::float8 * coalesce(sc.neighbor, 0) as p_neighbor,
+               (v_cfg ->> 'weight_summary')::float8 * coalesce(sc.summary_z, 0) as p_summary,
+               (v_cfg ->> 'weight_session_vector')::float8 * coalesce(sc.session_vector_z, 0) as p_session_vector,
+               case when sc.name = any(v_speakers) then (v_cfg ->> 'weight_speaker')::float8 else 0 end as p_speaker,
+               (v_cfg ->> 'weight_recency')::float8
+               * power(0.5, extract(epoch from pg_catalog.now() - sc.created_at) / 86400.0
+                            / (v_cfg ->> 'recency_half_life_days')::float8) as p_recency,
+               (v_cfg ->> 'weight_access')::float8 * ln(1 + sc.access_count) as p_access,
+               case when exists (select from jsonb_array_elements_text(sc.open_loops) as o where strpos(sc.content, o) > 0)
+                   then (v_cfg ->> 'weight_open_loop')::float8 else 0 end as p_open_loop,
+               (v_cfg ->> 'weight_trust')::float8 * ln(greatest(sc.trust, 1e-6)) as p_trust
+        from scored as sc
+    )
+    select p.turn_key, p.session_key,
+           p.fused + p.p_session + p.p_neighbor + p.p_summary + p.p_session_vector + p.p_speaker + p.p_recency
+           + p.p_access + p.p_open_loop + p.p_trust as score,
+           jsonb_build_object(
+               'lexical', jsonb_build_object('bm25', round(p.bm25::numeric, 6), 'rank', p.lexical_rank,
+                                             'z', round(p.lexical_z::numeric, 6)),
+               'dense', jsonb_build_object('cosine', round(p.cosine::numeric, 6),
+                                           'rank', case when p.cosine is not null then p.dense_rank end,
+                                           'z', round(p.dense_z::numeric, 6), 'model', v_recall_model),
+               'fusion', v_cfg ->> 'fusion',
+               'fused', round(p.fused::numeric, 6),
+               'session', round(p.p_session::numeric, 6),
+               'neighbor', round(p.p_neighbor::numeric, 6),
+               'summary', round(p.p_summary::numeric, 6),
+               'session_vector', round(p.p_session_vector::numeric, 6),
+               'speaker', round(p.p_speaker::numeric, 6),
+               'recency', round(p.p_recency::numeric, 6),
+               'access', round(p.p_access::numeric, 6),
+               'open_loop', round(p.p_open_loop::numeric, 6),
+               'trust', round(p.p_trust::numeric, 6),
+               'speakers_matched', to_jsonb(v_speakers),
+               'degraded', to_jsonb(v_degraded)
+           )
+    from parts as p
+    order by 3 desc, p.turn_key;
+end
+$$;
+
+comment on function memory._recall_candidates(text, text, timestamptz, timestamptz, text, text[], text, jsonb, vector)
+is 'Internal: every candidate turn of a recall with each signal and the final score.';
+
+create or replace function memory.recall(
+    query text,
+    k integer default 10,
+    agent_id text default null,
+    since timestamptz default null,
+    until timestamptz default null,
+    source text default null,
+    level text default 'turn',
+    entities text[] default null,
+    entity_mode text default 'any',
+    weights jsonb default null,
+    query_vector vector default null
+) returns table (
+    session_id text, agent text, turn_id bigint, message_id text, role text, speaker text,
+    created_at timestamptz, content text, summary text, score double precision, components jsonb
+)
+language plpgsql
+volatile
+as $$
+#variable_conflict use_column
+declare
+    v_tenant text := memory.current_tenant();
+begin
+    if k is null or k < 1 then
+        raise exception 'agent_memory: k must be at least 1, got %', k;
+    end if;
+    if level not in ('turn', 'session') then
+        raise exception 'agent_memory: level must be turn or session, got %', level;
+    end if;
+    return query
+    with candidates as (
+        select c.*, row_number() over (partition by c.session_key order by c.score desc, c.turn_key) as in_session
+        from memory._recall_candidates(recall.query, recall.agent_id, recall.since, recall.until, recall.source,
+                                       recall.entities, recall.entity_mode, recall.weights, recall.query_vector) as c
+    ),
+    hits as (
+        select c.* from candidates as c
+        where recall.level = 'turn' or c.in_session = 1
+        order by c.score desc, c.turn_key
+        limit recall.k
+    )
+    select s.session_id, s.agent_id, t.turn_key, t.message_id, t.role, t.name, t.created_at, t.content,
+           m.summary, h.score, h.components
+    from hits as h
+    inner join memory.turns as t on t.tenant_id = v_tenant and h.turn_key = t.turn_key
+    inner join memory.sessions as s on s.tenant_id = v_tenant and h.session_key = s.session_key
+    left join memory.summaries as m on m.tenant_id = v_tenant and h.session_key = m.session_key
+    order by h.score desc, h.turn_key;
+
+    if (memory._recall_settings(weights) ->> 'recall_count_access')::boolean then
+        update memory.turns as t
+        set access_count = t.access_count + 1, last_accessed_at = pg_catalog.now()
+        from (select r.turn_id from memory.recall(recall.query, recall.k, recall.agent_id, recall.since, recall.until,
+                                                  recall.source, recall.level, recall.entities, recall.entity_mode,
+                                                  recall.weights || '{"recall_count_access": false}',
+                                                  recall.query_vector) as r) as r
+        where t.tenant_id = v_tenant and t.turn_key = r.turn_id;
+    end if;
+end
+$$;
+
+comment on function memory.recall(
+    text, integer, text, timestamptz, timestamptz, text, text, text[], text, jsonb, vector
+)
+is 'The turns (level turn) or sessions (level session, with their best turn) that best answer a query, best '
+'first: hybrid full-text (BM25) and vector search fused with session, neighbour, speaker, summary, recency, '
+'access, open-loop and trust signals. Filters: agent_id, since/until (event time), source, entities (any/all). '
+'weights: per-call settings, e.g. ''{"weight_dense": 0.5}''. query_vector: for callers that embed themselves. '
+'components shows every signal''s rank and contribution.';
+
+create or replace function memory.explain_recall(
+    query text,
+    agent_id text default null,
+    since timestamptz default null,
+    until timestamptz default null,
+    source text default null,
+    entities text[] default null,
+    entity_mode text default 'any',
+    weights jsonb default null,
+    query_vector vector default null
+) returns table (
+    rank bigint, session_id text, turn_id bigint, speaker text, content text, score double precision,
+    lexical_rank integer, dense_rank integer, components jsonb
+)
+language sql
+stable
+as $$
+    select row_number() over (order by c.score desc, c.turn_key), s.session_id, t.turn_key, t.name, t.content, c.score,
+           (c.components #>> '{lexical,rank}')::integer, (c.components #>> '{dense,rank}')::integer, c.components
+    from memory._recall_candidates(query, agent_id, since, until, source, entities, entity_mode, weights,
+                                   query_vector) as c
+    inner join memory.turns as t on t.tenant_id = memory.current_tenant() and c.turn_key = t.turn_key
+    inner join memory.sessions as s on s.tenant_id = memory.current_tenant() and c.session_key = s.session_key
+    order by c.score desc, c.turn_key
+$$;
+
+comment on function memory.explain_recall(text, text, timestamptz, timestamptz, text, text[], text, jsonb, vector) is
+'Every candidate of a recall with its rank in the full-text and vector lists, each signal''s contribution '
+'(components) and the final score: what to read to understand and tune ranking.';

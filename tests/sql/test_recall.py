@@ -1,0 +1,253 @@
+"""memory.recall and memory.explain_recall against real enriched memory and the real embedder."""
+
+import math
+
+import psycopg
+import pytest
+from psycopg.types.json import Json, Jsonb
+
+TRIP = [
+    {"role": "user", "name": "Maria", "content": "I finally booked the flights to Lisbon for our anniversary."},
+    {"role": "assistant", "name": "Joe", "content": "That sounds lovely, when do you leave?"},
+    {"role": "user", "name": "Maria", "content": "We fly out on the twelfth of June and stay for a week."},
+]
+WORK = [
+    {"role": "user", "name": "Joe", "content": "The billing service crashed again because the token expired."},
+    {"role": "assistant", "name": "Maria", "content": "Rotate the signing keys and add an alert for expiry."},
+    {"role": "user", "name": "Joe", "content": "Good idea, I will set up the alert tomorrow morning."},
+]
+PETS = [
+    {"role": "user", "name": "Maria", "content": "My dog Biscuit learned to fetch the newspaper this week."},
+    {"role": "assistant", "name": "Joe", "content": "Ha, Biscuit is a clever pup. What breed is he?"},
+]
+
+
+@pytest.fixture
+def memory(db):
+    for session, messages, when in (
+        ("trip", TRIP, "2024-05-01T10:00:00Z"),
+        ("work", WORK, "2024-03-01T10:00:00Z"),
+        ("pets", PETS, "2024-01-01T10:00:00Z"),
+    ):
+        db.execute(
+            "select memory.commit(%s, %s, agent_id => 'bot', started_at => %s, source => %s, enrich => 'now')",
+            (session, Json(messages), when, "chat" if session != "work" else "slack"),
+        )
+    return db
+
+
+def recall(db, query, **options):
+    names = "".join(f", {name} => %({name})s" for name in options)
+    cur = db.execute(f"select * from memory.recall(%(query)s{names})", {"query": query, **options})
+    columns = [c.name for c in cur.description]
+    return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
+
+
+def test_the_turn_that_answers_a_paraphrase_comes_first(memory):
+    hits = recall(memory, "When is Maria's vacation to Portugal?", k=3)
+    assert hits[0]["session_id"] == "trip"
+    assert "twelfth of June" in hits[0]["content"] or "Lisbon" in hits[0]["content"]
+
+
+def test_rows_carry_session_turn_speaker_time_summary_and_components(memory):
+    hit = recall(memory, "billing crash expired token", k=1)[0]
+    assert (hit["session_id"], hit["agent"], hit["role"], hit["speaker"]) == ("work", "bot", "user", "Joe")
+    assert hit["summary"] and hit["created_at"] is not None and hit["turn_id"] > 0
+    parts = hit["components"]
+    for signal in (
+        "lexical",
+        "dense",
+        "fused",
+        "session",
+        "neighbor",
+        "summary",
+        "session_vector",
+        "speaker",
+        "recency",
+        "access",
+        "open_loop",
+        "trust",
+    ):
+        assert signal in parts
+    assert parts["lexical"]["rank"] == 1 and parts["dense"]["model"] == "all-MiniLM-L6-v2"
+
+
+def test_score_is_the_sum_of_the_contributions(memory):
+    hit = recall(memory, "billing crash expired token", k=1)[0]
+    parts = hit["components"]
+    total = sum(
+        parts[name]
+        for name in (
+            "fused",
+            "session",
+            "neighbor",
+            "summary",
+            "session_vector",
+            "speaker",
+            "recency",
+            "access",
+            "open_loop",
+            "trust",
+        )
+    )
+    assert math.isclose(hit["score"], total, abs_tol=1e-4)
+
+
+def test_scores_are_strictly_ordered_without_ties_at_the_top(memory):
+    scores = [hit["score"] for hit in recall(memory, "alert for the signing keys", k=5)]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == len(scores)
+
+
+def test_k_limits_the_rows(memory):
+    assert len(recall(memory, "Biscuit the dog", k=2)) == 2
+
+
+def test_session_level_gives_one_row_per_session_with_its_best_turn(memory):
+    hits = recall(memory, "Biscuit the dog fetch", k=3, level="session")
+    assert hits[0]["session_id"] == "pets"
+    assert len({hit["session_id"] for hit in hits}) == len(hits)
+    assert "Biscuit" in hits[0]["content"]
+
+
+def test_filters_by_time_range_source_and_agent(memory):
+    assert {h["session_id"] for h in recall(memory, "week", since="2024-04-01T00:00:00Z")} == {"trip"}
+    assert {h["session_id"] for h in recall(memory, "week", until="2024-02-01T00:00:00Z")} == {"pets"}
+    assert {h["session_id"] for h in recall(memory, "alert", source="slack")} == {"work"}
+    assert recall(memory, "alert", agent_id="someone-else") == []
+
+
+def test_entity_filter_any_and_all(memory):
+    anyone = recall(memory, "what happened", entities=["Biscuit", "Lisbon"], entity_mode="any")
+    assert {h["session_id"] for h in anyone} == {"pets", "trip"}
+    both = recall(memory, "what happened", entities=["Maria", "Biscuit"], entity_mode="all")
+    assert [h["content"] for h in both] == [PETS[0]["content"]]
+
+
+def test_a_named_speaker_lifts_their_turns(memory):
+    hit = recall(memory, "What did Joe say about the alert?", k=1)[0]
+    assert hit["speaker"] == "Joe" and hit["components"]["speaker"] > 0
+    assert hit["components"]["speakers_matched"] == ["Joe"]
+
+
+def test_trust_changes_ranking(memory):
+    before = recall(memory, "alert", k=2)
+    second = before[1]["turn_id"]
+    memory.execute("update memory.turns set trust = 20 where turn_key = %s", (second,))
+    after = recall(memory, "alert", k=2)
+    assert after[0]["turn_id"] == second
+    assert after[0]["components"]["trust"] == pytest.approx(math.log(20), abs=1e-4)
+
+
+def test_precedence_per_call_over_session_over_config_over_default(memory):
+    def speaker_weight():
+        return recall(memory, "What did Joe say about the alert?", k=1, weights=Jsonb(weights))[0]["components"]
+
+    weights = {}
+    assert speaker_weight()["speaker"] == pytest.approx(2.0)
+    memory.execute("insert into memory.config (key, value) values ('weight_speaker', '0.9')")
+    assert speaker_weight()["speaker"] == pytest.approx(0.9)
+    memory.execute("set memory.weight_speaker = 1.5")
+    assert speaker_weight()["speaker"] == pytest.approx(1.5)
+    weights = {"weight_speaker": 2.5}
+    assert speaker_weight()["speaker"] == pytest.approx(2.5)
+
+
+def test_rrf_fusion_ranks_with_reciprocal_ranks(memory):
+    hit = recall(memory, "billing crash expired token", k=1, weights=Jsonb({"fusion": "rrf", "rrf_k": 10}))[0]
+    assert hit["components"]["fusion"] == "rrf"
+    parts = hit["components"]
+    expected = 1 / (10 + parts["lexical"]["rank"]) + 0.6 / (10 + parts["dense"]["rank"])
+    assert parts["fused"] == pytest.approx(expected, abs=1e-5)
+
+
+def test_without_an_embedder_recall_uses_full_text_and_says_so(memory):
+    memory.execute("set memory.embedder = 'none'")
+    hits = recall(memory, "Biscuit", k=2)
+    assert hits and hits[0]["components"]["degraded"] == ["no embedder configured: full-text only"]
+    assert hits[0]["components"]["dense"]["cosine"] is None
+
+
+def test_a_failing_embedder_degrades_to_full_text(db):
+    db.execute("select memory.commit('s', %s, enrich => 'now')", (Json(WORK),))
+    db.execute("set memory.embedder = 'openai'")
+    db.execute("set memory.openai_base_url = 'http://127.0.0.1:9/v1'")
+    db.execute("set memory.http_retries = 0")
+    db.execute(
+        "insert into memory.embedding_models (model, provider, dimensions, state, ready_at)"
+        " values ('text-embedding-3-small', 'openai', 1536, 'ready', now())"
+    )
+    hits = recall(db, "token expired", k=1)
+    assert "query embedding failed" in hits[0]["components"]["degraded"][0]
+
+
+def test_with_no_embeddings_yet_recall_uses_full_text(db):
+    db.execute("set memory.embedder = 'none'")
+    db.execute("select memory.commit('s', %s, enrich => 'now')", (Json(WORK),))
+    db.execute("reset memory.embedder")
+    hits = recall(db, "token expired", k=1)
+    assert hits[0]["components"]["degraded"] == ["no embeddings yet: full-text only"]
+
+
+def test_callers_query_vector_is_used_and_checked(memory):
+    vector = memory.execute("select (memory.embed(array['dog that fetches']))[1]").fetchone()[0]
+    hits = recall(memory, "pets", k=1, query_vector=vector)
+    assert hits[0]["session_id"] == "pets"
+    with pytest.raises(psycopg.errors.RaiseException, match="query_vector has 3 dimensions but model"):
+        recall(memory, "pets", query_vector="[1,2,3]")
+
+
+def test_approximate_search_with_a_filter_still_fills_the_list(memory):
+    for i in range(30):
+        memory.execute(
+            "select memory.commit(%s, %s, agent_id => 'other', enrich => 'now')",
+            (f"o{i}", Json([{"role": "user", "content": f"Unrelated chatter number {i} about weather."}])),
+        )
+    exact = recall(memory, "clever dog", k=5, agent_id="bot", weights=Jsonb({"embedder": "local"}))
+    approximate = recall(memory, "clever dog", k=5, agent_id="bot", weights=Jsonb({"exact_search_max_chunks": 0}))
+    assert len(approximate) == len(exact) == 5
+    assert {h["turn_id"] for h in approximate} == {h["turn_id"] for h in exact}
+
+
+def test_recall_is_read_only_by_default(memory):
+    memory.execute("set transaction read only")
+    assert recall(memory, "Lisbon", k=1)
+
+
+def test_access_counting_is_opt_in(memory):
+    recall(memory, "Lisbon", k=1)
+    assert memory.execute("select sum(access_count) from memory.turns").fetchone()[0] == 0
+    hit = recall(memory, "Lisbon", k=1, weights=Jsonb({"recall_count_access": True}))[0]
+    assert (
+        memory.execute("select access_count from memory.turns where turn_key = %s", (hit["turn_id"],)).fetchone()[0]
+        == 1
+    )
+
+
+def test_explain_lists_every_candidate_with_its_ranks(memory):
+    rows = memory.execute(
+        "select rank, turn_id, score, lexical_rank, dense_rank, components from memory.explain_recall('Lisbon flights')"
+    ).fetchall()
+    assert [r[0] for r in rows] == list(range(1, len(rows) + 1))
+    assert len(rows) == memory.execute("select count(*) from memory.chunks").fetchone()[0]
+    top = recall(memory, "Lisbon flights", k=1)[0]
+    assert (rows[0][1], rows[0][2]) == (top["turn_id"], top["score"])
+    assert all(r[4] is not None for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({"query": ""}, "recall needs a query"),
+        ({"k": 0}, "k must be at least 1"),
+        ({"level": "word"}, "level must be turn or session"),
+        ({"entity_mode": "some"}, "entity_mode must be any or all"),
+        ({"since": "2024-02-01", "until": "2024-01-01"}, "since .* is after until"),
+        ({"weights": Jsonb({"weight_bogus": 1})}, 'unknown setting "weight_bogus"'),
+        ({"weights": Jsonb({"weight_dense": "high"})}, '"weight_dense" must be a JSON number'),
+        ({"weights": Jsonb([1])}, "weights must be a JSON object"),
+    ],
+)
+def test_bad_arguments_are_named(memory, options, error):
+    query = options.pop("query", "Lisbon")
+    with pytest.raises(psycopg.errors.RaiseException, match=error):
+        recall(memory, query, **options)
