@@ -1,4 +1,4 @@
-"""Shared by the benchmarks: a fresh database with the extension on the local server, and results files."""
+"""Shared by the benchmarks: a fresh database with the extension, running the queue, results files."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -52,3 +53,36 @@ def save(name: str, results: dict) -> Path:
     path = RESULTS / name
     path.write_text(json.dumps({"machine": machine(), **results}, indent=2) + "\n")
     return path
+
+
+def run_queue(url: str, workers: int, batch: int = 10) -> float:
+    """Runs the enrichment queue to the end on `workers` connections; returns the seconds it took.
+
+    Each worker loads the embedding model before the clock starts (a once-per-backend cost)."""
+    ready = threading.Barrier(workers + 1)
+    failures: list[str] = []
+
+    def worker() -> None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("select memory.embed(array['warm up'])")
+            ready.wait()
+            while True:
+                processed, failed = conn.execute("call memory.work(%s)", (batch,)).fetchone()
+                if failed:
+                    failures.append(f"{failed} jobs failed")
+                if processed + failed == 0:
+                    return
+
+    threads = [threading.Thread(target=worker) for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    ready.wait()
+    started = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    with psycopg.connect(url) as conn:
+        dead = conn.execute("select count(*) from memory.jobs where status = 'dead'").fetchone()[0]
+    if failures or dead:
+        raise RuntimeError(f"enrichment failed: {failures}, {dead} dead jobs")
+    return seconds

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import argparse
 import random
-import threading
 import time
 
 import psycopg
-from common import fresh_database, save
+from common import fresh_database, run_queue, save
 from psycopg.types.json import Json
 
 SUBJECTS = [
@@ -98,32 +97,9 @@ def commit_all(url: str, turns: int, per_session: int) -> dict:
 
 
 def enrich_all(url: str, workers: int) -> dict:
-    ready = threading.Barrier(workers + 1)
-
-    def worker() -> None:
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("select memory.embed(array['warm up'])")  # the model loads once per backend
-            ready.wait()
-            while True:
-                processed, failed = conn.execute("call memory.work(10)").fetchone()
-                if failed:
-                    raise RuntimeError("an enrichment job failed")
-                if processed == 0:
-                    return
-
-    threads = [threading.Thread(target=worker) for _ in range(workers)]
-    for thread in threads:
-        thread.start()
-    ready.wait()
-    started = time.perf_counter()
-    for thread in threads:
-        thread.join()
-    seconds = time.perf_counter() - started
+    seconds = run_queue(url, workers)
     with psycopg.connect(url) as conn:
         chunks = conn.execute("select count(*) from memory.chunk_embeddings").fetchone()[0]
-        dead = conn.execute("select count(*) from memory.jobs where status = 'dead'").fetchone()[0]
-    if dead:
-        raise RuntimeError(f"{dead} jobs are dead")
     return {
         "workers": workers,
         "chunks_embedded": chunks,
@@ -156,10 +132,15 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=10000)
     parser.add_argument("--per-session", type=int, default=20)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--commit-only", action="store_true", help="measure commit alone (ingest-commit-<turns>.json)")
     args = parser.parse_args()
     url = fresh_database("bench_ingest")
     commit = commit_all(url, args.turns, args.per_session)
     print(f"commit: {commit['turns']} turns in {commit['seconds']} s = {commit['turns_per_second']} turns/s")
+    if args.commit_only:
+        path = save(f"ingest-commit-{args.turns}.json", {"commit": commit})
+        print(f"saved {path.relative_to(path.parents[2])}")
+        return
     enrich = enrich_all(url, args.workers)
     print(
         f"enrich: {enrich['chunks_embedded']} chunks in {enrich['seconds']} s = "

@@ -18,12 +18,11 @@ import argparse
 import importlib.util
 import json
 import os
-import threading
 import time
 from pathlib import Path
 
 import psycopg
-from common import RESULTS, ROOT, SERVER, fresh_database, save
+from common import RESULTS, ROOT, SERVER, fresh_database, run_queue, save
 from psycopg.types.json import Json, Jsonb
 
 LOCOMO_DIR = Path(os.environ.get("LOCOMO_DIR", ROOT.parent / "shared" / "bench" / "locomo"))
@@ -73,25 +72,13 @@ def ingest(url: str, conversations: list[dict], workers: int = 2) -> dict:
                 )
     committed = time.perf_counter() - started
 
-    def worker() -> None:
-        with psycopg.connect(url, autocommit=True) as conn:
-            while conn.execute("call memory.work(10)").fetchone()[0]:
-                pass
-
-    threads = [threading.Thread(target=worker) for _ in range(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    enriched = run_queue(url, workers)
     with psycopg.connect(url) as conn:
-        dead = conn.execute("select count(*) from memory.jobs where status = 'dead'").fetchone()[0]
         turns = conn.execute("select count(*) from memory.turns").fetchone()[0]
-    if dead:
-        raise RuntimeError(f"{dead} enrichment jobs are dead")
     return {
         "turns": turns,
         "commit_seconds": round(committed, 1),
-        "enrich_seconds": round(time.perf_counter() - started - committed, 1),
+        "enrich_seconds": round(enriched, 1),
     }
 
 
@@ -186,6 +173,11 @@ def main() -> None:
         for part, numbers in summary[level].items():
             shown = "  ".join(f"{k.replace('recall_any', 'R')}={v:.3f}" for k, v in numbers.items() if v is not None)
             print(f"{level:13} {part:17} {shown}")
+    for level, parts in scores.items():
+        categories = parts["all"]["by_category"]
+        key = "turn/recall_any@5" if level == "turn_level" else "session/recall_any@5"
+        shown = "  ".join(f"{name}={numbers.get(key, 0):.3f}" for name, numbers in categories.items())
+        print(f"{level:13} R@5 by category: {shown}")
     print(f"recall latency p50 {summary['recall_ms']['p50']} ms, p95 {summary['recall_ms']['p95']} ms")
 
 

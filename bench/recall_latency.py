@@ -17,11 +17,10 @@ import json
 import random
 import statistics
 import sys
-import threading
 import time
 
 import psycopg
-from common import SERVER, fresh_database, save
+from common import SERVER, fresh_database, run_queue, save
 from psycopg.types.json import Json
 
 SESSION_TURNS = 20
@@ -55,16 +54,7 @@ def build(turns: int, words: list[str], weights: list[float]) -> str:
             ]
             conn.execute("select memory.commit(%s, %s, agent_id => 'bench')", (f"s{number}", Json(messages)))
 
-    def worker() -> None:
-        with psycopg.connect(url, autocommit=True) as conn:
-            while conn.execute("call memory.work(20)").fetchone()[0]:
-                pass
-
-    threads = [threading.Thread(target=worker) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_queue(url, workers=2, batch=20)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("vacuum analyze")
     return url

@@ -27,7 +27,24 @@ select s.summary, s.decisions, s.open_loops
 from memory.summaries as s join memory.sessions using (tenant_id, session_key)
 where agent_id = 'tour-bot';
 
+\echo '== recall: the turns that answer a question, with why they ranked there'
+select speaker, left(content, 70) as content, round(score::numeric, 3) as score,
+       components -> 'lexical' ->> 'rank' as lexical_rank, components -> 'dense' ->> 'rank' as dense_rank
+from memory.recall('When is the auth cut-over?', k => 3, agent_id => 'tour-bot');
+
+\echo '== recall at session level, and a filter by speaker name'
+select session_id, left(content, 70) as best_turn, left(summary, 60) as summary
+from memory.recall('Postgres migration', k => 1, agent_id => 'tour-bot', level => 'session');
+select speaker, left(content, 70) as content
+from memory.recall('what did Ana ask for?', k => 1, agent_id => 'tour-bot');
+
+\echo '== explain: every candidate with its rank in each list and every contribution'
+select rank, left(content, 50) as content, round(score::numeric, 3) as score, lexical_rank, dense_rank,
+       components ->> 'session' as session, components ->> 'speaker' as speaker
+from memory.explain_recall('signing keys', agent_id => 'tour-bot');
+
 \echo '== embeddings, the queue, the settings'
 select model, count(*) as vectors from memory.chunk_embeddings group by model;
 select * from memory.queue_status;
-select key, value, source from memory.settings order by key;
+select key, value, source from memory.settings where key in ('embedder', 'fusion', 'weight_dense', 'weight_speaker')
+order by key;

@@ -9,6 +9,7 @@ extension, for install, upgrade and drop tests.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -57,3 +58,12 @@ def http_stub():
 
     with Stub() as stub:
         yield stub
+
+
+@pytest.fixture(scope="session")
+def control_version() -> str:
+    """default_version of extension/agent_memory.control: the version everything is released under."""
+    text = (ROOT / "extension" / "agent_memory.control").read_text()
+    match = re.search(r"^default_version = '(.+)'", text, re.MULTILINE)
+    assert match
+    return match.group(1)

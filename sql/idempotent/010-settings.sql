@@ -55,6 +55,8 @@ as $$
          'How long a claimed job is leased to its worker; after that another worker may reclaim it.'),
         ('recall_candidates', '100', 'number', null, 5, 5000,
          'How many chunks each candidate list (full-text, vectors) contributes before fusion.'),
+        ('session_candidates', '10', 'number', null, 0, 1000,
+         'How many sessions the summary full-text and session-vector lists contribute (two chunks each).'),
         ('fusion', '"zscore"', 'string', '["zscore", "rrf"]', null, null,
          'How the lists are fused: zscore (weighted sum of normalized scores) or rrf (reciprocal rank fusion).'),
         ('rrf_k', '60', 'number', null, 1, 1000, 'The k of reciprocal rank fusion: 1 / (rrf_k + rank).'),

@@ -2,69 +2,67 @@
 -- or without id the same content at the same position) is skipped, so re-committing a growing
 -- session appends only its new turns. Bad input raises an error naming the message and stores nothing.
 
--- The first problem with one message, or null when it is acceptable.
-create or replace function memory._message_problem(message json, max_chars integer, dimensions integer)
+-- The first problem with one message (a JSON object, as jsonb), or null when it is acceptable.
+create or replace function memory._message_problem(message jsonb, max_chars integer, dimensions integer)
 returns text
 language sql
 immutable parallel safe
 as $$
     select case
-        when json_typeof(message) is distinct from 'object' then 'is not a JSON object'
-        when strpos(message::text, '\u0000') > 0 then 'contains a NUL character (\u0000)'
-        when message -> 'role' is null or json_typeof(message -> 'role') = 'null' then 'has no role'
-        when json_typeof(message -> 'role') <> 'string'
+        when message -> 'role' is null or jsonb_typeof(message -> 'role') = 'null' then 'has no role'
+        when jsonb_typeof(message -> 'role') <> 'string'
             or message ->> 'role' not in ('user', 'assistant', 'system', 'tool')
             then format('has unknown role %s (expected user, assistant, system or tool)', message -> 'role')
-        when (message -> 'content' is null or json_typeof(message -> 'content') = 'null')
-            and coalesce(json_typeof(message -> 'tool_calls'), 'null') <> 'array'
+        when (message -> 'content' is null or jsonb_typeof(message -> 'content') = 'null')
+            and coalesce(jsonb_typeof(message -> 'tool_calls'), 'null') <> 'array'
             then 'has no content'
-        when json_typeof(message -> 'content') not in ('string', 'array', 'null')
+        when jsonb_typeof(message -> 'content') not in ('string', 'array', 'null')
             then 'has content that is neither a string nor a list of text parts'
-        when json_typeof(message -> 'content') = 'array' and exists (
-            select from json_array_elements(message -> 'content') as part
-            where json_typeof(part) <> 'string'
-                and (json_typeof(part) <> 'object' or json_typeof(part -> 'text') is distinct from 'string')
+        when jsonb_typeof(message -> 'content') = 'array' and exists (
+            select from jsonb_array_elements(message -> 'content') as part
+            where jsonb_typeof(part) <> 'string'
+                and (jsonb_typeof(part) <> 'object' or jsonb_typeof(part -> 'text') is distinct from 'string')
         ) then 'has a content part that is not text (a string or an object with "text")'
         when length(message::text) > max_chars and length(memory._message_text(message)) > max_chars
             then format('is %s characters long, over the limit of %s (setting max_message_chars)',
                         length(memory._message_text(message)), max_chars)
-        when message -> 'id' is not null and json_typeof(message -> 'id') not in ('string', 'number')
+        when message -> 'id' is not null and jsonb_typeof(message -> 'id') not in ('string', 'number')
             then 'has an id that is neither a string nor a number'
         when message -> 'created_at' is not null
-            and (json_typeof(message -> 'created_at') <> 'string'
+            and (jsonb_typeof(message -> 'created_at') <> 'string'
                  or message ->> 'created_at' !~ '^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|z|[+-]\d{2}(:?\d{2})?)?$')
             then format('has created_at %s, which is not an ISO 8601 timestamp', message -> 'created_at')
-        when message -> 'metadata' is not null and json_typeof(message -> 'metadata') <> 'object'
+        when message -> 'metadata' is not null and jsonb_typeof(message -> 'metadata') <> 'object'
             then 'has metadata that is not a JSON object'
-        when message -> 'name' is not null and json_typeof(message -> 'name') not in ('string', 'null')
+        when message -> 'name' is not null and jsonb_typeof(message -> 'name') not in ('string', 'null')
             then 'has a name that is not a string'
         when message -> 'embedding' is not null and (
-            json_typeof(message -> 'embedding') <> 'array'
-            or json_array_length(message -> 'embedding') <> dimensions
-            or exists (select from json_array_elements(message -> 'embedding') as x where json_typeof(x) <> 'number')
+            jsonb_typeof(message -> 'embedding') <> 'array'
+            or jsonb_array_length(message -> 'embedding') <> dimensions
+            or exists (select from jsonb_array_elements(message -> 'embedding') as x where jsonb_typeof(x) <> 'number')
         ) then format('has an embedding that is not a list of %s numbers (setting client_dimensions)', dimensions)
     end
 $$;
 
-comment on function memory._message_problem(json, integer, integer) is
+comment on function memory._message_problem(jsonb, integer, integer) is
 'Internal: what is wrong with one message given to memory.commit, or null.';
 
 -- A message's text: the content string, or its text parts joined by newlines.
-create or replace function memory._message_text(message json) returns text
+create or replace function memory._message_text(message jsonb) returns text
 language sql
 immutable parallel safe
 as $$
-    select case json_typeof(message -> 'content')
+    select case jsonb_typeof(message -> 'content')
         when 'string' then message ->> 'content'
         when 'array' then (
             select coalesce(string_agg(coalesce(part ->> 'text', part #>> '{}'), e'\n' order by n), '')
-            from json_array_elements(message -> 'content') with ordinality as p (part, n)
+            from jsonb_array_elements(message -> 'content') with ordinality as p (part, n)
         )
         else ''
     end
 $$;
 
-comment on function memory._message_text(json) is
+comment on function memory._message_text(jsonb) is
 'Internal: the text of a message''s content (a string, or text parts joined by newlines).';
 
 create or replace function memory.commit(
@@ -111,11 +109,19 @@ begin
             coalesce(json_typeof(commit.messages), 'null');
     end if;
 
-    select m.n - 1 as index, memory._message_problem(m.message, v_max_chars, v_dimensions) as problem
-    into v_problem
-    from json_array_elements(commit.messages) with ordinality as m (message, n)
-    where memory._message_problem(m.message, v_max_chars, v_dimensions) is not null
-    order by m.n
+    -- Objects without NUL characters are checked further as jsonb (which cannot hold NUL).
+    select p.index, p.problem into v_problem
+    from (
+        select m.n - 1 as index,
+               case
+                   when json_typeof(m.message) is distinct from 'object' then 'is not a JSON object'
+                   when strpos(m.message::text, '\u0000') > 0 then 'contains a NUL character (\u0000)'
+                   else memory._message_problem(m.message::jsonb, v_max_chars, v_dimensions)
+               end as problem
+        from json_array_elements(commit.messages) with ordinality as m (message, n)
+    ) as p
+    where p.problem is not null
+    order by p.index
     limit 1;
     if found then
         raise exception 'agent_memory: message % %', v_problem.index, v_problem.problem
@@ -176,10 +182,13 @@ begin
         updated_at = pg_catalog.now()
     returning s.session_key, (s.xmax = 0) into v_session, v_created;
 
-    with texts as (
-        select m.n - 1 as index, m.message, m.message ->> 'id' as message_id,
-               memory._message_text(m.message) as content
+    with parsed as (
+        select m.n - 1 as index, m.message::jsonb as message
         from json_array_elements(commit.messages) with ordinality as m (message, n)
+    ),
+    texts as (
+        select p.index, p.message, p.message ->> 'id' as message_id, memory._message_text(p.message) as content
+        from parsed as p
     ),
     incoming as (
         select x.*, sha256(convert_to(x.content, 'UTF8')) as content_sha256 from texts as x
@@ -205,10 +214,10 @@ begin
     select v_tenant, v_session, commit.agent_id,
            lp.p + row_number() over (order by f.index),
            f.message_id, f.message ->> 'role', f.message ->> 'name', f.content, f.content_sha256,
-           (f.message -> 'tool_calls')::jsonb, f.message ->> 'tool_call_id',
+           f.message -> 'tool_calls', f.message ->> 'tool_call_id',
            (f.message ->> 'tokens')::integer,
            (f.message ->> 'embedding')::vector,
-           coalesce((f.message -> 'metadata')::jsonb, '{}'),
+           coalesce(f.message -> 'metadata', '{}'),
            coalesce((f.message ->> 'created_at')::timestamptz,
                     (select s.started_at from memory.sessions as s
                      where s.tenant_id = v_tenant and s.session_key = v_session))

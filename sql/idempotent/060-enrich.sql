@@ -191,20 +191,36 @@ $$;
 comment on function memory._embed_session(text, bigint, text) is
 'Internal: a session''s vector under one model, the normalized mean of its chunks'' vectors.';
 
+-- The key of this tenant's session of an agent; an unknown one is an error that names it.
+create or replace function memory._session_key(session_id text, agent_id text) returns bigint
+language plpgsql
+stable
+as $$
+declare
+    v_session bigint;
+begin
+    select s.session_key into v_session from memory.sessions as s
+    where s.tenant_id = memory.current_tenant() and s.agent_id = _session_key.agent_id
+        and s.session_id = _session_key.session_id;
+    if not found then
+        raise exception 'agent_memory: no session "%" for agent "%" in tenant "%"',
+            _session_key.session_id, _session_key.agent_id, memory.current_tenant() using errcode = 'no_data_found';
+    end if;
+    return v_session;
+end
+$$;
+
+comment on function memory._session_key(text, text) is
+'Internal: the key of a session of this tenant, or an error naming the session, agent and tenant.';
+
 create or replace function memory.enrich(session_id text, agent_id text default 'default')
 returns table (session_key bigint, chunks integer, embedded integer, summary text)
 language plpgsql
 as $$
 declare
     v_tenant text := memory.current_tenant();
-    v_session bigint;
+    v_session bigint := memory._session_key(enrich.session_id, enrich.agent_id);
 begin
-    select s.session_key into v_session from memory.sessions as s
-    where s.tenant_id = v_tenant and s.agent_id = enrich.agent_id and s.session_id = enrich.session_id;
-    if not found then
-        raise exception 'agent_memory: no session "%" for agent "%" in tenant "%"',
-            enrich.session_id, enrich.agent_id, v_tenant using errcode = 'no_data_found';
-    end if;
     perform memory._enrich_session(v_tenant, v_session);
     return query
     select v_session,
@@ -232,12 +248,7 @@ begin
     if jsonb_typeof(decisions) <> 'array' or jsonb_typeof(open_loops) <> 'array' then
         raise exception 'agent_memory: decisions and open_loops must be JSON arrays';
     end if;
-    select s.session_key into v_session from memory.sessions as s
-    where s.tenant_id = v_tenant and s.agent_id = set_summary.agent_id and s.session_id = set_summary.session_id;
-    if not found then
-        raise exception 'agent_memory: no session "%" for agent "%" in tenant "%"',
-            set_summary.session_id, set_summary.agent_id, v_tenant using errcode = 'no_data_found';
-    end if;
+    v_session := memory._session_key(set_summary.session_id, set_summary.agent_id);
     insert into memory.summaries as s (tenant_id, session_key, method, summary, decisions, open_loops, tsv)
     values (v_tenant, v_session, 'caller', set_summary.summary, set_summary.decisions, set_summary.open_loops,
             to_tsvector((memory.setting('text_search_config') #>> '{}')::regconfig, set_summary.summary))

@@ -1,8 +1,9 @@
 -- Recall: hybrid ranking of turns (and sessions) inside the database.
 --
 -- Candidates: the top recall_candidates chunks by BM25 over the chunks' lexemes (term statistics in
--- memory.lexicon) and the top recall_candidates chunks by cosine similarity to the query vector (exact for
--- small scopes, HNSW with iterative scan for large ones). For every candidate both scores are computed
+-- memory.lexicon), the top recall_candidates chunks by cosine similarity to the query vector (exact for
+-- small scopes, HNSW with iterative scan for large ones), and the best chunks of the top session_candidates
+-- sessions by summary full text and by session vector. For every candidate both scores are computed
 -- exactly, then fused (z-score weighted sum, or reciprocal rank fusion), then the session, neighbour,
 -- speaker, summary, session-vector, recency, access, open-loop and trust signals are added. Every
 -- signal's rank and contribution is returned in `components`.
@@ -125,6 +126,8 @@ declare
     v_lex_chunks integer [] := '{}';
     v_dense_keys bigint [] := '{}';
     v_dense_chunks integer [] := '{}';
+    v_session_keys bigint [] := '{}';
+    v_session_chunks integer [] := '{}';
     v_dense_sql text;
     v_chunks_in_scope double precision;
     v_avg_length double precision;
@@ -243,11 +246,53 @@ begin
               entities, entity_mode, v_candidates;
     end if;
 
+    -- Session lists: the sessions whose summary best matches the query's words and those whose vector is
+    -- closest to it; each brings its two chunks closest to the query, so a session found by its summary
+    -- or its overall subject takes part even when none of its turns made the lists above.
+    select array_agg(x.turn_key), array_agg(x.chunk_no) into v_session_keys, v_session_chunks
+    from (
+        select distinct best.turn_key, best.chunk_no
+        from (
+            (
+                select m.session_key from memory.summaries as m
+                inner join memory.sessions as s on m.tenant_id = s.tenant_id and m.session_key = s.session_key
+                where m.tenant_id = v_tenant and v_tsquery is not null and m.tsv @@ v_tsquery
+                    and (_recall_candidates.agent_id is null or s.agent_id = _recall_candidates.agent_id)
+                    and (_recall_candidates.source is null or s.source = _recall_candidates.source)
+                order by ts_rank_cd(m.tsv, v_tsquery) desc, m.session_key
+                limit (v_cfg ->> 'session_candidates')::integer
+            )
+            union
+            (
+                select e.session_key from memory.session_embeddings as e
+                inner join memory.sessions as s on e.tenant_id = s.tenant_id and e.session_key = s.session_key
+                where e.tenant_id = v_tenant and v_vector is not null and e.model = v_recall_model
+                    and (_recall_candidates.agent_id is null or s.agent_id = _recall_candidates.agent_id)
+                    and (_recall_candidates.source is null or s.source = _recall_candidates.source)
+                order by e.embedding <=> v_vector, e.session_key
+                limit (v_cfg ->> 'session_candidates')::integer
+            )
+        ) as found
+        cross join lateral (
+            select c.turn_key, c.chunk_no from memory.chunks as c
+            inner join memory.turns as t on c.tenant_id = t.tenant_id and c.turn_key = t.turn_key
+            left join memory.chunk_embeddings as e
+                on c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no
+                    and e.model = v_recall_model
+            where c.tenant_id = v_tenant and c.session_key = found.session_key
+                and (since is null or t.created_at >= since) and (until is null or t.created_at <= until)
+                and (entities is null or memory._matches_entities(t.content, t.name, entities, entity_mode))
+            order by e.embedding <=> v_vector nulls last, ts_rank_cd(c.tsv, v_tsquery) desc, c.turn_key
+            limit 2
+        ) as best
+    ) as x;
+
     return query
     with candidate_chunks as (
         select distinct u.turn_key, u.chunk_no
-        from unnest(coalesce(v_lex_keys, '{}') || coalesce(v_dense_keys, '{}'),
-                    coalesce(v_lex_chunks, '{}') || coalesce(v_dense_chunks, '{}')) as u (turn_key, chunk_no)
+        from unnest(coalesce(v_lex_keys, '{}') || coalesce(v_dense_keys, '{}') || coalesce(v_session_keys, '{}'),
+                    coalesce(v_lex_chunks, '{}') || coalesce(v_dense_chunks, '{}') || coalesce(v_session_chunks, '{}'))
+            as u (turn_key, chunk_no)
     ),
     chunk_scores as (
         select c.turn_key, c.session_key,

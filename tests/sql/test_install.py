@@ -1,6 +1,5 @@
 """Installing, dropping and re-creating the extension, and what a DBA sees in the catalog."""
 
-import re
 import subprocess
 from pathlib import Path
 
@@ -10,17 +9,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def control_version() -> str:
-    text = (ROOT / "extension" / "agent_memory.control").read_text()
-    match = re.search(r"^default_version = '(.+)'", text, re.MULTILINE)
-    assert match
-    return match.group(1)
-
-
-def test_installed_version_is_the_control_files(db):
-    assert db.execute("select memory.version()").fetchone()[0] == control_version()
+def test_installed_version_is_the_control_files(db, control_version):
+    assert db.execute("select memory.version()").fetchone()[0] == control_version
     assert db.execute("select extversion from pg_extension where extname = 'agent_memory'").fetchone()[0] == (
-        control_version()
+        control_version
     )
 
 
@@ -91,8 +83,8 @@ def test_schema_is_fixed_and_cannot_be_relocated(bare_db):
     assert relocatable.fetchone()[0] is False
 
 
-def test_install_script_refuses_to_run_in_psql(bare_db):
-    script = ROOT / "extension" / "build" / f"agent_memory--{control_version()}.sql"
+def test_install_script_refuses_to_run_in_psql(bare_db, control_version):
+    script = ROOT / "extension" / "build" / f"agent_memory--{control_version}.sql"
     info = bare_db.info
     result = subprocess.run(
         ["psql", "-X", "-h", info.host, "-p", str(info.port), "-U", info.user, "-d", info.dbname, "-f", str(script)],

@@ -20,6 +20,19 @@ PETS = [
     {"role": "user", "name": "Maria", "content": "My dog Biscuit learned to fetch the newspaper this week."},
     {"role": "assistant", "name": "Joe", "content": "Ha, Biscuit is a clever pup. What breed is he?"},
 ]
+# Every term of the final score, as components names them.
+CONTRIBUTIONS = (
+    "fused",
+    "session",
+    "neighbor",
+    "summary",
+    "session_vector",
+    "speaker",
+    "recency",
+    "access",
+    "open_loop",
+    "trust",
+)
 
 
 @pytest.fixture
@@ -54,42 +67,14 @@ def test_rows_carry_session_turn_speaker_time_summary_and_components(memory):
     assert (hit["session_id"], hit["agent"], hit["role"], hit["speaker"]) == ("work", "bot", "user", "Joe")
     assert hit["summary"] and hit["created_at"] is not None and hit["turn_id"] > 0
     parts = hit["components"]
-    for signal in (
-        "lexical",
-        "dense",
-        "fused",
-        "session",
-        "neighbor",
-        "summary",
-        "session_vector",
-        "speaker",
-        "recency",
-        "access",
-        "open_loop",
-        "trust",
-    ):
-        assert signal in parts
+    assert {"lexical", "dense", *CONTRIBUTIONS} <= set(parts)
     assert parts["lexical"]["rank"] == 1 and parts["dense"]["model"] == "all-MiniLM-L6-v2"
 
 
 def test_score_is_the_sum_of_the_contributions(memory):
     hit = recall(memory, "billing crash expired token", k=1)[0]
     parts = hit["components"]
-    total = sum(
-        parts[name]
-        for name in (
-            "fused",
-            "session",
-            "neighbor",
-            "summary",
-            "session_vector",
-            "speaker",
-            "recency",
-            "access",
-            "open_loop",
-            "trust",
-        )
-    )
+    total = sum(parts[name] for name in CONTRIBUTIONS)
     assert math.isclose(hit["score"], total, abs_tol=1e-4)
 
 
@@ -251,3 +236,20 @@ def test_bad_arguments_are_named(memory, options, error):
     query = options.pop("query", "Lisbon")
     with pytest.raises(psycopg.errors.RaiseException, match=error):
         recall(memory, query, **options)
+
+
+def test_sessions_found_by_summary_or_vector_bring_their_best_chunks(memory):
+    def candidates(weights):
+        return memory.execute(
+            "select count(*) from memory.explain_recall('Biscuit fetch', weights => %s)", (Jsonb(weights),)
+        ).fetchone()[0]
+
+    for i in range(12):
+        filler = [
+            {"role": "user", "content": f"Weekly status number {i} about quarterly budget planning."},
+            {"role": "assistant", "content": f"Noted item {i}, the budget review moves to next month."},
+        ]
+        memory.execute("select memory.commit(%s, %s, agent_id => 'bot', enrich => 'now')", (f"f{i}", Json(filler)))
+    alone = candidates({"recall_candidates": 5, "session_candidates": 0})
+    with_sessions = candidates({"recall_candidates": 5, "session_candidates": 5})
+    assert alone <= 10 < with_sessions

@@ -1,6 +1,5 @@
 """The extension, the in-database package and the client are released together under one version."""
 
-import re
 from pathlib import Path
 
 import pytest
@@ -12,21 +11,14 @@ import agent_memory_db
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def control_version() -> str:
-    text = (ROOT / "extension" / "agent_memory.control").read_text()
-    match = re.search(r"^default_version = '(.+)'", text, re.MULTILINE)
-    assert match
-    return match.group(1)
+def test_in_database_package_matches_control_file(control_version):
+    assert agent_memory_db.__version__ == control_version
 
 
-def test_in_database_package_matches_control_file():
-    assert agent_memory_db.__version__ == control_version()
-
-
-def test_client_matches_control_file():
+def test_client_matches_control_file(control_version):
     pyproject = tomllib.loads((ROOT / "python-client" / "pyproject.toml").read_text())
-    assert agent_memory.__version__ == control_version()
-    assert pyproject["project"]["version"] == control_version()
+    assert agent_memory.__version__ == control_version
+    assert pyproject["project"]["version"] == control_version
 
 
 def test_require_version_accepts_its_own_version():
