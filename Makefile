@@ -5,6 +5,13 @@ PYTHON_DIR := /usr/local/lib/agent_memory/$(EXT_VERSION)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV := $(CURDIR)/.venv
 CLI := $(VENV)/bin/agent-memory
+# The local server's directory: .agent-memory/ here, unless root runs us from a folder the postgres user
+# cannot reach (say under /root): then a directory of its own under /tmp, named after this folder.
+ifeq ($(SUDO),)
+  ifneq ($(shell id -u postgres >/dev/null 2>&1 && runuser -u postgres -- test -x $(CURDIR) && echo ok),ok)
+    AGENT_MEMORY_HOME ?= /tmp/agent-memory-$(shell printf '%s' '$(CURDIR)' | sha256sum | cut -c1-12)
+  endif
+endif
 export AGENT_MEMORY_HOME ?= $(CURDIR)/.agent-memory
 
 .PHONY: demo test provision build install db-start db-stop lint bench-locomo bench-recall bench-ingest release clean
