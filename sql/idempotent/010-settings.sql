@@ -57,6 +57,8 @@ as $$
          'How many chunks each candidate list (full-text, vectors) contributes before fusion.'),
         ('session_candidates', '10', 'number', null, 0, 1000,
          'How many sessions the summary full-text and session-vector lists contribute (two chunks each).'),
+        ('lexical_max_df', '1000', 'number', null, 1, 1000000000,
+         'A query term found in more chunks than this still scores, but brings no full-text candidates by itself.'),
         ('fusion', '"zscore"', 'string', '["zscore", "rrf"]', null, null,
          'How the lists are fused: zscore (weighted sum of normalized scores) or rrf (reciprocal rank fusion).'),
         ('rrf_k', '60', 'number', null, 1, 1000, 'The k of reciprocal rank fusion: 1 / (rrf_k + rank).'),

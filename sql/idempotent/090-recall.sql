@@ -132,6 +132,8 @@ declare
     v_chunks_in_scope double precision;
     v_avg_length double precision;
     v_idf double precision [];
+    v_df bigint [];
+    v_generating tsquery;
     v_k1 double precision := (v_cfg ->> 'bm25_k1')::double precision;
     v_b double precision := (v_cfg ->> 'bm25_b')::double precision;
 begin
@@ -158,8 +160,9 @@ begin
     into v_chunks_in_scope, v_avg_length
     from memory.corpus as k
     where k.tenant_id = v_tenant and (_recall_candidates.agent_id is null or k.agent_id = _recall_candidates.agent_id);
-    select array_agg(ln(1 + (v_chunks_in_scope - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) order by l.n)
-    into v_idf
+    select array_agg(ln(1 + (v_chunks_in_scope - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) order by l.n),
+           array_agg(coalesce(d.df, 0) order by l.n)
+    into v_idf, v_df
     from unnest(v_lexemes) with ordinality as l (lexeme, n)
     left join lateral (
         select sum(x.chunks) as df from memory.lexicon as x
@@ -168,6 +171,14 @@ begin
     ) as d on true;
     if cardinality(v_lexemes) > 0 then
         v_tsquery := array_to_string(array(select quote_literal(l) from unnest(v_lexemes) as l), ' | ')::tsquery;
+        -- Terms in more than lexical_max_df chunks of the scope still count in every score, but do not
+        -- bring candidates by themselves (the rarest term always does): a word in most chunks would make
+        -- the list score nearly every chunk while adding little to any.
+        v_generating := array_to_string(array(
+            select quote_literal(g.lexeme) from unnest(v_lexemes, v_df) as g (lexeme, df)
+            where g.df <= (v_cfg ->> 'lexical_max_df')::bigint
+                or g.df = (select min(m) from unnest(v_df) as m)
+        ), ' | ')::tsquery;
         select array_agg(b.turn_key), array_agg(b.chunk_no) into v_lex_keys, v_lex_chunks
         from (
             select c.turn_key, c.chunk_no
@@ -176,7 +187,7 @@ begin
             inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
             cross join lateral unnest(c.tsv) as u
             inner join unnest(v_lexemes, v_idf) as q (lexeme, idf) on u.lexeme = q.lexeme
-            where c.tenant_id = v_tenant and c.tsv @@ v_tsquery
+            where c.tenant_id = v_tenant and c.tsv @@ v_generating
                 and (_recall_candidates.agent_id is null or c.agent_id = _recall_candidates.agent_id)
                 and (since is null or t.created_at >= since) and (until is null or t.created_at <= until)
                 and (_recall_candidates.source is null or s.source = _recall_candidates.source)

@@ -26,6 +26,8 @@ create table memory.lexicon (
     primary key (tenant_id, agent_id, lexeme)
 );
 
+create index lexicon_lexeme on memory.lexicon (tenant_id, lexeme);
+
 create table memory.corpus (
     tenant_id text not null,
     agent_id text not null,

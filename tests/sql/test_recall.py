@@ -253,3 +253,17 @@ def test_sessions_found_by_summary_or_vector_bring_their_best_chunks(memory):
     alone = candidates({"recall_candidates": 5, "session_candidates": 0})
     with_sessions = candidates({"recall_candidates": 5, "session_candidates": 5})
     assert alone <= 10 < with_sessions
+
+
+def test_very_common_terms_score_but_bring_no_candidates_alone(memory):
+    def candidates(max_df):
+        weights = {"embedder": "none", "session_candidates": 0, "lexical_max_df": max_df}
+        return memory.execute(
+            "select count(*), bool_and(components #>> '{lexical,bm25}' <> '0')"
+            " from memory.explain_recall('Lisbon week', weights => %s)",
+            (Jsonb(weights),),
+        ).fetchone()
+
+    everything, _ = candidates(1000)
+    rare_only, all_scored = candidates(2)
+    assert rare_only < everything and all_scored
