@@ -91,6 +91,7 @@ declare
     v_created boolean;
     v_added integer;
     v_job bigint;
+    v_messages jsonb;
 begin
     if commit.session_id is null or btrim(commit.session_id) = '' then
         raise exception 'agent_memory: commit needs a session_id';
@@ -109,16 +110,27 @@ begin
             coalesce(json_typeof(commit.messages), 'null');
     end if;
 
-    -- Objects without NUL characters are checked further as jsonb (which cannot hold NUL).
+    -- jsonb cannot hold NUL characters: find the message that has one in the text, then parse the
+    -- array once as jsonb for every further step.
+    if strpos(commit.messages::text, '\u0000') > 0 then
+        select m.n - 1 as index, 'contains a NUL character (\u0000)' as problem into v_problem
+        from json_array_elements(commit.messages) with ordinality as m (message, n)
+        where strpos(m.message::text, '\u0000') > 0
+        order by m.n
+        limit 1;
+        raise exception 'agent_memory: message % %', v_problem.index, v_problem.problem
+            using errcode = 'invalid_parameter_value';
+    end if;
+    v_messages := commit.messages::jsonb;
+
     select p.index, p.problem into v_problem
     from (
         select m.n - 1 as index,
                case
-                   when json_typeof(m.message) is distinct from 'object' then 'is not a JSON object'
-                   when strpos(m.message::text, '\u0000') > 0 then 'contains a NUL character (\u0000)'
-                   else memory._message_problem(m.message::jsonb, v_max_chars, v_dimensions)
+                   when jsonb_typeof(m.message) is distinct from 'object' then 'is not a JSON object'
+                   else memory._message_problem(m.message, v_max_chars, v_dimensions)
                end as problem
-        from json_array_elements(commit.messages) with ordinality as m (message, n)
+        from jsonb_array_elements(v_messages) with ordinality as m (message, n)
     ) as p
     where p.problem is not null
     order by p.index
@@ -132,7 +144,7 @@ begin
     from (
         select m.n - 1 as index, m.message ->> 'id' as id,
                pg_catalog.row_number() over (partition by m.message ->> 'id' order by m.n) as copy
-        from json_array_elements(commit.messages) with ordinality as m (message, n)
+        from jsonb_array_elements(v_messages) with ordinality as m (message, n)
         where m.message ->> 'id' is not null
     ) as d
     where d.copy > 1
@@ -145,11 +157,11 @@ begin
 
     -- Timestamps that match the pattern but are not real dates (2024-02-30) fail the cast: find which.
     begin
-        perform (m.message ->> 'created_at')::timestamptz from json_array_elements(commit.messages) as m (message);
+        perform (m.message ->> 'created_at')::timestamptz from jsonb_array_elements(v_messages) as m (message);
     exception when datetime_field_overflow or invalid_datetime_format then
         for v_bad_time in
             select m.n - 1 as index, m.message ->> 'created_at' as created_at
-            from json_array_elements(commit.messages) with ordinality as m (message, n)
+            from jsonb_array_elements(v_messages) with ordinality as m (message, n)
             where m.message ->> 'created_at' is not null order by m.n
         loop
             begin
@@ -167,7 +179,7 @@ begin
         v_tenant, commit.agent_id, commit.session_id, commit.source, commit.model,
         coalesce(
             commit.started_at,
-            (select min((m.message ->> 'created_at')::timestamptz) from json_array_elements(commit.messages) as m (message)),
+            (select min((m.message ->> 'created_at')::timestamptz) from jsonb_array_elements(v_messages) as m (message)),
             pg_catalog.now()
         ),
         commit.tokens_in, commit.tokens_out, commit.metadata
@@ -183,8 +195,8 @@ begin
     returning s.session_key, (s.xmax = 0) into v_session, v_created;
 
     with parsed as (
-        select m.n - 1 as index, m.message::jsonb as message
-        from json_array_elements(commit.messages) with ordinality as m (message, n)
+        select m.n - 1 as index, m.message
+        from jsonb_array_elements(v_messages) with ordinality as m (message, n)
     ),
     texts as (
         select p.index, p.message, p.message ->> 'id' as message_id, memory._message_text(p.message) as content
