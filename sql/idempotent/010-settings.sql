@@ -173,17 +173,28 @@ $$;
 comment on function memory._session_setting(text) is
 'Internal: the value of `set memory.<key>` in this session, validated, or null.';
 
--- The value in force for this session.
+-- The value in force for this session. Defaults are valid by construction and are not checked again.
 create or replace function memory.setting(p_key text) returns jsonb
-language sql
+language plpgsql
 stable
 as $$
-    select coalesce(
-        memory._session_setting(p_key),
-        (select c.value from memory.config as c where c.key = p_key),
-        memory._validated_setting(p_key, (select s.default_value from memory.setting_definitions() as s
-                                          where s.key = p_key))
-    )
+declare
+    v_value jsonb := memory._session_setting(p_key);
+begin
+    if v_value is not null then
+        return v_value;
+    end if;
+    select c.value into v_value from memory.config as c where c.key = p_key;
+    if found then
+        return v_value;
+    end if;
+    select s.default_value into v_value from memory.setting_definitions() as s where s.key = p_key;
+    if not found then
+        raise exception 'agent_memory: unknown setting "%"', p_key
+            using hint = 'select key from memory.setting_definitions() lists them';
+    end if;
+    return v_value;
+end
 $$;
 
 comment on function memory.setting(text) is
