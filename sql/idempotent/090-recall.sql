@@ -442,6 +442,10 @@ as $$
 #variable_conflict use_column
 declare
     v_tenant text := memory.current_tenant();
+    v_turns bigint [];
+    v_sessions bigint [];
+    v_scores double precision [];
+    v_components jsonb [];
 begin
     if k is null or k < 1 then
         raise exception 'agent_memory: k must be at least 1, got %', k;
@@ -449,34 +453,36 @@ begin
     if level not in ('turn', 'session') then
         raise exception 'agent_memory: level must be turn or session, got %', level;
     end if;
-    return query
-    with candidates as (
-        select c.*, row_number() over (partition by c.session_key order by c.score desc, c.turn_key) as in_session
-        from memory._recall_candidates(recall.query, recall.agent_id, recall.since, recall.until, recall.source,
-                                       recall.entities, recall.entity_mode, recall.weights, recall.query_vector) as c
-    ),
-    hits as (
-        select c.* from candidates as c
+    -- Rank once; the hits are kept to return them and, when access counting is on, to count them.
+    select array_agg(h.turn_key order by h.score desc, h.turn_key), array_agg(h.session_key order by h.score desc, h.turn_key),
+           array_agg(h.score order by h.score desc, h.turn_key), array_agg(h.components order by h.score desc, h.turn_key)
+    into v_turns, v_sessions, v_scores, v_components
+    from (
+        select c.* from (
+            select c.*, row_number() over (partition by c.session_key order by c.score desc, c.turn_key) as in_session
+            from memory._recall_candidates(recall.query, recall.agent_id, recall.since, recall.until, recall.source,
+                                           recall.entities, recall.entity_mode, recall.weights,
+                                           recall.query_vector) as c
+        ) as c
         where recall.level = 'turn' or c.in_session = 1
         order by c.score desc, c.turn_key
         limit recall.k
-    )
+    ) as h;
+
+    return query
     select s.session_id, s.agent_id, t.turn_key, t.message_id, t.role, t.name, t.created_at, t.content,
            m.summary, h.score, h.components
-    from hits as h
+    from unnest(v_turns, v_sessions, v_scores, v_components) with ordinality
+        as h (turn_key, session_key, score, components, n)
     inner join memory.turns as t on t.tenant_id = v_tenant and h.turn_key = t.turn_key
     inner join memory.sessions as s on s.tenant_id = v_tenant and h.session_key = s.session_key
     left join memory.summaries as m on m.tenant_id = v_tenant and h.session_key = m.session_key
-    order by h.score desc, h.turn_key;
+    order by h.n;
 
     if (memory._recall_settings(weights) ->> 'recall_count_access')::boolean then
         update memory.turns as t
         set access_count = t.access_count + 1, last_accessed_at = pg_catalog.now()
-        from (select r.turn_id from memory.recall(recall.query, recall.k, recall.agent_id, recall.since, recall.until,
-                                                  recall.source, recall.level, recall.entities, recall.entity_mode,
-                                                  recall.weights || '{"recall_count_access": false}',
-                                                  recall.query_vector) as r) as r
-        where t.tenant_id = v_tenant and t.turn_key = r.turn_id;
+        where t.tenant_id = v_tenant and t.turn_key = any(v_turns);
     end if;
 end
 $$;
