@@ -103,3 +103,15 @@ comment on column memory.corpus.tenant_id is 'The tenant.';
 comment on column memory.corpus.agent_id is 'The agent.';
 comment on column memory.corpus.chunks is 'How many chunks are indexed.';
 comment on column memory.corpus.total_length is 'Their total length (lexeme occurrences), for the average length.';
+
+comment on table memory.feedback is 'Every helpful / unhelpful verdict on a turn and the trust it moved (audit trail).';
+comment on column memory.feedback.tenant_id is 'The tenant.';
+comment on column memory.feedback.feedback_id is 'Internal key of the verdict.';
+comment on column memory.feedback.turn_key is 'The turn judged (memory.turns.turn_key, the turn_id recall returns).';
+comment on column memory.feedback.helpful is 'True when the turn helped, false when it did not.';
+comment on column memory.feedback.query is 'The query the turn was recalled for, when given.';
+comment on column memory.feedback.note is 'Free text from whoever gave the verdict.';
+comment on column memory.feedback.trust_before is 'The turn''s trust before this verdict.';
+comment on column memory.feedback.trust_after is 'The turn''s trust after it.';
+comment on column memory.feedback.given_by is 'The database role that gave it.';
+comment on column memory.feedback.created_at is 'When it was given.';

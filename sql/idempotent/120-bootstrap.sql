@@ -1,0 +1,55 @@
+-- Bootstrap: what an agent should know when a new conversation starts, within a character budget.
+-- In order, until the budget is spent: remembered facts (most trusted, then newest), the open loops
+-- and decisions of the most recent sessions, then those sessions' summaries.
+create or replace function memory.bootstrap(
+    agent_id text default null, max_chars integer default null, sessions integer default 5
+) returns table (section text, session_id text, at timestamptz, content text)
+language sql
+stable
+as $$
+    with budget as (
+        select coalesce(bootstrap.max_chars, (memory.setting('bootstrap_max_chars') #>> '{}')::integer) as chars
+    ),
+    recent as (
+        select s.tenant_id, s.session_key, s.session_id, s.started_at
+        from memory.sessions as s
+        where s.tenant_id = memory.current_tenant() and s.session_id <> 'remembered'
+            and (bootstrap.agent_id is null or s.agent_id = bootstrap.agent_id)
+        order by s.started_at desc, s.session_key desc
+        limit greatest(bootstrap.sessions, 0)
+    ),
+    items as (
+        select 1 as priority, 'remembered' as section, s.session_id, t.created_at as at, t.content,
+               row_number() over (order by t.trust desc, t.created_at desc, t.turn_key desc) as n
+        from memory.sessions as s
+        inner join memory.turns as t on s.tenant_id = t.tenant_id and s.session_key = t.session_key
+        where s.tenant_id = memory.current_tenant() and s.session_id = 'remembered'
+            and (bootstrap.agent_id is null or s.agent_id = bootstrap.agent_id)
+        union all
+        select k.priority, k.section, r.session_id, r.started_at, l.item #>> '{}',
+               row_number() over (partition by k.section order by r.started_at desc, r.session_key desc, l.n)
+        from recent as r
+        inner join memory.summaries as m on r.tenant_id = m.tenant_id and r.session_key = m.session_key
+        cross join lateral (values (2, 'open_loop', m.open_loops), (3, 'decision', m.decisions))
+            as k (priority, section, items)
+        cross join lateral jsonb_array_elements(k.items) with ordinality as l (item, n)
+        union all
+        select 4, 'recent_session', r.session_id, r.started_at, m.summary,
+               row_number() over (order by r.started_at desc, r.session_key desc)
+        from recent as r
+        inner join memory.summaries as m on r.tenant_id = m.tenant_id and r.session_key = m.session_key
+    ),
+    packed as (
+        select i.*, sum(length(i.content)) over (order by i.priority, i.n rows unbounded preceding) as used
+        from items as i
+    )
+    select p.section, p.session_id, p.at, p.content
+    from packed as p cross join budget as b
+    where p.used <= b.chars
+    order by p.priority, p.n
+$$;
+
+comment on function memory.bootstrap(text, integer, integer) is
+'Context for a new conversation of an agent (or every agent when null), at most max_chars characters '
+'(default: setting bootstrap_max_chars): remembered facts, then the open loops, decisions and summaries of '
+'the most recent sessions. Stops at the first item that would overflow the budget.';

@@ -1,0 +1,68 @@
+-- Forgetting and exporting sessions. forget() removes a session and everything derived from it (turns,
+-- chunks, vectors, summary, jobs, feedback; full-text statistics and speakers follow) in one transaction.
+-- export() gives sessions back in the shape memory.commit takes, so an export re-imports idempotently.
+create or replace function memory.forget(session_id text, agent_id text default 'default')
+returns table (session_key bigint, turns_removed integer, chunks_removed integer)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_tenant text := memory.current_tenant();
+    v_session bigint := memory._session_key(forget.session_id, forget.agent_id);
+    v_turns integer;
+    v_chunks integer;
+    v_names text [];
+begin
+    select count(*), coalesce(array_agg(distinct t.name) filter (where t.name is not null), '{}')
+    into v_turns, v_names
+    from memory.turns as t where t.tenant_id = v_tenant and t.session_key = v_session;
+    select count(*) into v_chunks from memory.chunks as c where c.tenant_id = v_tenant and c.session_key = v_session;
+    -- Turns, chunks, vectors, summary, jobs and feedback go with the session (foreign keys cascade).
+    delete from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = v_session;
+    delete from memory.speakers as p
+    where p.tenant_id = v_tenant and p.agent_id = forget.agent_id and p.name = any (v_names)
+        and not exists (
+            select from memory.turns as t
+            where t.tenant_id = v_tenant and t.agent_id = p.agent_id and t.name = p.name
+        );
+    return query select v_session, v_turns, v_chunks;
+end
+$$;
+
+comment on function memory.forget(text, text) is
+'Removes a session of an agent and everything derived from it (turns, chunks, vectors, summary, jobs, '
+'feedback, full-text statistics, speakers no other turn has) in one transaction. Returns what was removed.';
+
+create or replace function memory.export(agent_id text default null, session_id text default null)
+returns table (agent_id text, session_id text, session jsonb)
+language sql
+stable
+as $$
+    select s.agent_id, s.session_id,
+           jsonb_strip_nulls(jsonb_build_object(
+               'agent_id', s.agent_id, 'session_id', s.session_id, 'source', s.source, 'model', s.model,
+               'started_at', s.started_at, 'tokens_in', s.tokens_in, 'tokens_out', s.tokens_out,
+               'metadata', s.metadata,
+               'summary', (select m.summary from memory.summaries as m
+                           where m.tenant_id = s.tenant_id and m.session_key = s.session_key and m.method = 'caller'),
+               'messages', (
+                   select coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+                       'id', t.message_id, 'role', t.role, 'name', t.name, 'content', t.content,
+                       'tool_calls', t.tool_calls, 'tool_call_id', t.tool_call_id, 'tokens', t.tokens,
+                       'metadata', nullif(t.metadata, '{}'), 'created_at', t.created_at
+                   )) order by t.position), '[]')
+                   from memory.turns as t
+                   where t.tenant_id = s.tenant_id and t.session_key = s.session_key
+               )
+           ))
+    from memory.sessions as s
+    where s.tenant_id = memory.current_tenant()
+        and (export.agent_id is null or s.agent_id = export.agent_id)
+        and (export.session_id is null or s.session_id = export.session_id)
+    order by s.agent_id, s.started_at, s.session_key
+$$;
+
+comment on function memory.export(text, text) is
+'Sessions of this tenant (all, one agent''s, or one) as JSON in the shape memory.commit takes: '
+'{agent_id, session_id, source, model, started_at, tokens_in, tokens_out, metadata, summary (the caller''s), '
+'messages}. Committing an export again adds nothing.';

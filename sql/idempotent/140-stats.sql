@@ -1,0 +1,56 @@
+-- How much memory each agent of this tenant holds, and how far its enrichment has got.
+create or replace function memory.stats(agent_id text default null)
+returns table (
+    agent_id text, sessions bigint, turns bigint, chunks bigint, embedded_chunks bigint, summaries bigint,
+    remembered bigint, feedback bigint, pending_jobs bigint, dead_jobs bigint,
+    first_turn_at timestamptz, last_turn_at timestamptz
+)
+language sql
+stable
+as $$
+    with agents as (
+        select s.agent_id, count(*) as sessions
+        from memory.sessions as s
+        where s.tenant_id = memory.current_tenant() and (stats.agent_id is null or s.agent_id = stats.agent_id)
+        group by s.agent_id
+    )
+    select a.agent_id, a.sessions,
+           t.turns,
+           (select count(*) from memory.chunks as c
+            where c.tenant_id = memory.current_tenant() and c.agent_id = a.agent_id),
+           (select count(*) from memory.chunks as c
+            inner join memory.chunk_embeddings as e
+                on c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no
+            where c.tenant_id = memory.current_tenant() and c.agent_id = a.agent_id
+                and e.model = memory.recall_model()),
+           (select count(*) from memory.summaries as m
+            inner join memory.sessions as s on m.tenant_id = s.tenant_id and m.session_key = s.session_key
+            where s.tenant_id = memory.current_tenant() and s.agent_id = a.agent_id),
+           t.remembered,
+           (select count(*) from memory.feedback as f
+            inner join memory.turns as u on f.tenant_id = u.tenant_id and f.turn_key = u.turn_key
+            where f.tenant_id = memory.current_tenant() and u.agent_id = a.agent_id),
+           j.pending, j.dead,
+           t.first_at, t.last_at
+    from agents as a
+    cross join lateral (
+        select count(*) as turns, min(u.created_at) as first_at, max(u.created_at) as last_at,
+               count(*) filter (where s.session_id = 'remembered') as remembered
+        from memory.turns as u
+        inner join memory.sessions as s on u.tenant_id = s.tenant_id and u.session_key = s.session_key
+        where u.tenant_id = memory.current_tenant() and u.agent_id = a.agent_id
+    ) as t
+    cross join lateral (
+        select count(*) filter (where j.status in ('queued', 'running')) as pending,
+               count(*) filter (where j.status = 'dead') as dead
+        from memory.jobs as j
+        inner join memory.sessions as s on j.tenant_id = s.tenant_id and j.session_key = s.session_key
+        where j.tenant_id = memory.current_tenant() and s.agent_id = a.agent_id
+    ) as j
+    order by a.agent_id
+$$;
+
+comment on function memory.stats(text) is
+'Per agent of this tenant (or one agent): sessions, turns, indexed chunks and how many have vectors of the '
+'recall model, summaries, remembered facts, feedback verdicts, pending and dead enrichment jobs, first and '
+'last turn time.';

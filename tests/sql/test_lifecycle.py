@@ -1,0 +1,156 @@
+"""memory.remember, memory.bootstrap, memory.forget, memory.export and memory.stats on real memory."""
+
+import psycopg
+import pytest
+from psycopg.types.json import Json
+
+KICKOFF = [
+    {"role": "user", "name": "Maria", "id": "k1", "content": "We deploy to production every Friday afternoon."},
+    {"role": "assistant", "id": "k2", "content": "Noted. Someone still needs to write the rollback runbook."},
+]
+INCIDENT = [
+    {"role": "user", "name": "Priya", "id": "i1", "content": "Decision: we deploy on Tuesday mornings from now on."},
+    {"role": "assistant", "id": "i2", "content": "Recorded: production deploys move to Tuesday mornings."},
+]
+
+
+@pytest.fixture
+def memory(db):
+    for session, messages, when in (("kickoff", KICKOFF, "2026-09-01"), ("incident", INCIDENT, "2026-09-29")):
+        db.execute(
+            "select memory.commit(%s, %s, agent_id => 'team', started_at => %s, enrich => 'now')",
+            (session, Json(messages), when),
+        )
+    return db
+
+
+def remember(db, content, **extra):
+    names = "".join(f", {key} => %({key})s" for key in extra)
+    return db.execute(f"select * from memory.remember(%(content)s{names})", {"content": content, **extra}).fetchone()
+
+
+def test_remember_keeps_a_fact_once_and_recall_finds_it(db):
+    db.execute("insert into memory.config (key, value) values ('enrich', '\"now\"')")
+    turn, session, added = remember(db, "Tom prefers short answers with the code first.", kind="preference")
+    assert (session, added) == ("remembered", True)
+    assert remember(db, "  Tom prefers short answers with the code first. ", kind="preference") == (
+        turn,
+        session,
+        False,
+    )
+    kind, source = db.execute(
+        "select t.metadata ->> 'kind', s.source from memory.turns as t join memory.sessions as s using "
+        "(tenant_id, session_key) where t.turn_key = %s",
+        (turn,),
+    ).fetchone()
+    assert (kind, source) == ("preference", "remember")
+    (hit,) = db.execute("select turn_id from memory.recall('how does Tom like his answers?', k => 1)").fetchall()
+    assert hit[0] == turn
+
+
+@pytest.mark.parametrize(
+    ("content", "kind", "message"),
+    [
+        ("", "fact", "remember needs some content"),
+        ("Deploys are on Tuesdays.", "gossip", "remember kind must be one of fact, preference, rule"),
+    ],
+)
+def test_remember_rejects_bad_input_and_stores_nothing(db, content, kind, message):
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match=message):
+        remember(db, content, kind=kind)
+    db.rollback()
+    assert db.execute("select count(*) from memory.turns").fetchone()[0] == 0
+
+
+def bootstrap(db, **options):
+    names = ", ".join(f"{key} => %({key})s" for key in options)
+    return db.execute(f"select section, session_id, content from memory.bootstrap({names})", options).fetchall()
+
+
+def test_bootstrap_puts_remembered_facts_then_open_loops_decisions_and_summaries(memory):
+    remember(memory, "The release manager is Maria.", agent_id="team")
+    rows = bootstrap(memory, agent_id="team")
+    sections = [section for section, _, _ in rows]
+    assert sections[0] == "remembered" and sections[-1] == "recent_session"
+    assert sections == sorted(sections, key=["remembered", "open_loop", "decision", "recent_session"].index)
+    assert ("open_loop", "kickoff", "Someone still needs to write the rollback runbook.") in rows
+    assert any(section == "decision" and session == "incident" for section, session, _ in rows)
+    # The newest session's summary comes first.
+    assert [session for section, session, _ in rows if section == "recent_session"] == ["incident", "kickoff"]
+
+
+def test_bootstrap_stays_within_its_budget(memory):
+    everything = bootstrap(memory, agent_id="team")
+    budget = sum(len(content) for _, _, content in everything[:2])
+    assert bootstrap(memory, agent_id="team", max_chars=budget) == everything[:2]
+    assert bootstrap(memory, agent_id="team", max_chars=budget - 1) == everything[:1]
+    assert bootstrap(memory, agent_id="nobody") == []
+
+
+def test_forget_removes_a_session_and_everything_derived_from_it(memory):
+    turn = memory.execute("select turn_key from memory.turns where message_id = 'k1'").fetchone()[0]
+    memory.execute("select memory.feedback(%s, false)", (turn,))
+    memory.execute(
+        "select memory.commit('kickoff', %s, agent_id => 'team')", (Json([{"role": "user", "content": "x" * 20}]),)
+    )
+    corpus_before = memory.execute("select chunks from memory.corpus").fetchone()[0]
+    session = memory.execute("select session_key from memory.sessions where session_id = 'kickoff'").fetchone()[0]
+    turns = [row[0] for row in memory.execute("select turn_key from memory.turns where session_key = %s", (session,))]
+    assert len(turns) == 3
+
+    removed = memory.execute("select turns_removed, chunks_removed from memory.forget('kickoff', 'team')").fetchone()
+    assert removed == (3, 2)
+    for table in ("turns", "chunks", "summaries", "session_embeddings", "jobs"):
+        left = memory.execute(f"select count(*) from memory.{table} where session_key = %s", (session,))
+        assert left.fetchone()[0] == 0, table
+    for table in ("chunk_embeddings", "feedback"):
+        left = memory.execute(f"select count(*) from memory.{table} where turn_key = any(%s)", (turns,))
+        assert left.fetchone()[0] == 0, table
+    assert memory.execute("select count(*) from memory.feedback").fetchone()[0] == 0
+    assert memory.execute("select chunks from memory.corpus").fetchone()[0] == corpus_before - 2
+    assert memory.execute("select count(*) from memory.lexicon where lexeme = 'friday'").fetchone()[0] == 0
+    assert memory.execute("select name from memory.speakers order by name").fetchall() == [("Priya",)]
+    with pytest.raises(psycopg.errors.NoDataFound, match='no session "kickoff" for agent "team"'):
+        memory.execute("select memory.forget('kickoff', 'team')")
+
+
+def test_an_export_commits_back_as_the_same_sessions(memory):
+    memory.execute("select memory.set_summary('kickoff', 'Deploy rules.', agent_id => 'team')")
+    exported = memory.execute("select session from memory.export('team')").fetchall()
+    assert [session["session_id"] for (session,) in exported] == ["kickoff", "incident"]
+    kickoff = exported[0][0]
+    assert kickoff["summary"] == "Deploy rules."
+    assert kickoff["messages"][0] == {
+        "id": "k1",
+        "role": "user",
+        "name": "Maria",
+        "content": KICKOFF[0]["content"],
+        "created_at": "2026-09-01T00:00:00+00:00",
+    }
+    for (session,) in exported:
+        added = memory.execute(
+            "select turns_added from memory.commit(%s, %s, agent_id => %s)",
+            (session["session_id"], Json(session["messages"]), session["agent_id"]),
+        ).fetchone()[0]
+        assert added == 0
+    memory.execute("set memory.tenant_id = 'copy'")
+    for (session,) in exported:
+        memory.execute(
+            "select memory.commit(%s, %s, agent_id => %s, started_at => %s)",
+            (session["session_id"], Json(session["messages"]), session["agent_id"], session["started_at"]),
+        )
+    copied = [row[0] for row in memory.execute("select session from memory.export('team')")]
+    assert [s["messages"] for s in copied] == [s["messages"] for (s,) in exported]
+
+
+def test_stats_count_each_agents_memory(memory):
+    memory.execute(
+        "select memory.commit('other', %s, agent_id => 'solo')",
+        (Json([{"role": "user", "content": "hello there, world"}]),),
+    )
+    rows = memory.execute(
+        "select agent_id, sessions, turns, chunks, embedded_chunks, summaries, remembered, pending_jobs "
+        "from memory.stats()"
+    ).fetchall()
+    assert rows == [("solo", 1, 1, 0, 0, 0, 0, 1), ("team", 2, 4, 4, 4, 2, 0, 0)]
+    assert memory.execute("select count(*) from memory.stats('team')").fetchone()[0] == 1
