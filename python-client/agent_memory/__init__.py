@@ -1,3 +1,43 @@
 """Thin Python client for agent_memory: long-term memory for AI agents inside PostgreSQL."""
 
+from agent_memory.async_client import AsyncMemory
+from agent_memory.client import Memory
+from agent_memory.errors import AgentMemoryError, ConnectionFailed, InvalidInput, NotFound, NotInstalled
+from agent_memory.results import (
+    AgentStats,
+    Bootstrap,
+    BootstrapItem,
+    Candidate,
+    Committed,
+    Enriched,
+    Feedback,
+    Forgotten,
+    Health,
+    Hit,
+    Remembered,
+    Worked,
+)
+
 __version__ = "0.2.0"
+
+__all__ = [
+    "AgentMemoryError",
+    "AgentStats",
+    "AsyncMemory",
+    "Bootstrap",
+    "BootstrapItem",
+    "Candidate",
+    "Committed",
+    "ConnectionFailed",
+    "Enriched",
+    "Feedback",
+    "Forgotten",
+    "Health",
+    "Hit",
+    "InvalidInput",
+    "Memory",
+    "NotFound",
+    "NotInstalled",
+    "Remembered",
+    "Worked",
+]

@@ -1,0 +1,148 @@
+"""AsyncMemory: Memory for asyncio, over psycopg's async connection pool. Same methods, awaited."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar, Unpack
+
+import psycopg
+from pgvector.psycopg import register_vector_async
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from agent_memory import calls, results
+from agent_memory.client import RESET_TENANT, SET_TENANT, check_arguments
+from agent_memory.errors import ConnectionFailed, from_psycopg
+
+T = TypeVar("T")
+
+
+class AsyncMemory:
+    """Long-term memory in PostgreSQL for asyncio. Open it with `async with AsyncMemory(dsn) as memory:`."""
+
+    def __init__(
+        self,
+        dsn: str | None = None,
+        *,
+        pool: AsyncConnectionPool | None = None,
+        tenant: str | None = None,
+        max_connections: int = 4,
+    ) -> None:
+        check_arguments(dsn, pool, tenant)
+        self.tenant = tenant
+        self._owns_pool = pool is None
+        self._dsn = str(dsn)
+        if pool is None:
+            pool = AsyncConnectionPool(str(dsn), min_size=1, max_size=max_connections, open=False)
+        self._pool = pool
+
+    async def open(self) -> None:
+        """Opens the pool if the client created it (async with does this)."""
+        if self._owns_pool:
+            try:
+                await (await psycopg.AsyncConnection.connect(self._dsn)).close()
+            except psycopg.Error as exc:
+                raise from_psycopg(exc) from exc
+            await self._pool.open()
+
+    async def close(self) -> None:
+        """Closes the pool if the client created it."""
+        if self._owns_pool:
+            await self._pool.close()
+
+    async def __aenter__(self) -> AsyncMemory:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @asynccontextmanager
+    async def _connection(self, procedure: bool) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        try:
+            async with self._pool.connection() as conn:
+                if conn.adapters.types.get("vector") is None:
+                    await register_vector_async(conn)
+                if procedure:
+                    await conn.commit()
+                    await conn.set_autocommit(True)
+                try:
+                    if self.tenant is not None:
+                        await conn.execute(SET_TENANT, (self.tenant, not procedure))
+                    yield conn
+                finally:
+                    if procedure:
+                        await conn.execute(RESET_TENANT)
+                        await conn.set_autocommit(False)
+        except psycopg.Error as exc:
+            raise from_psycopg(exc) from exc
+        except PoolTimeout as exc:
+            raise ConnectionFailed(f"no database connection available: {exc}") from exc
+
+    async def _run(self, call: calls.Call[T]) -> T:
+        async with self._connection(call.procedure) as conn, conn.cursor(row_factory=dict_row) as cursor:
+            await cursor.execute(call.statement, call.params)
+            rows = await cursor.fetchall()
+        return call.result(rows)
+
+    async def commit(
+        self, session_id: str, messages: Sequence[Mapping[str, Any]], **options: Unpack[calls.CommitOptions]
+    ) -> results.Committed:
+        """See Memory.commit."""
+        return await self._run(calls.commit(session_id, messages, options))
+
+    async def enrich(self, session_id: str, agent_id: str | None = None) -> results.Enriched:
+        """See Memory.enrich."""
+        return await self._run(calls.enrich(session_id, agent_id))
+
+    async def recall(self, query: str, **options: Unpack[calls.RecallOptions]) -> list[results.Hit]:
+        """See Memory.recall."""
+        return await self._run(calls.recall(query, options))
+
+    async def explain_recall(self, query: str, **options: Unpack[calls.RecallFilters]) -> list[results.Candidate]:
+        """See Memory.explain_recall."""
+        return await self._run(calls.explain_recall(query, options))
+
+    async def feedback(
+        self, turn_id: int, helpful: bool, *, query: str | None = None, note: str | None = None
+    ) -> results.Feedback:
+        """See Memory.feedback."""
+        return await self._run(calls.feedback(turn_id, helpful, query, note))
+
+    async def remember(
+        self,
+        content: str,
+        *,
+        kind: str | None = None,
+        agent_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> results.Remembered:
+        """See Memory.remember."""
+        return await self._run(calls.remember(content, kind, agent_id, metadata))
+
+    async def bootstrap(
+        self, *, agent_id: str | None = None, max_chars: int | None = None, sessions: int | None = None
+    ) -> results.Bootstrap:
+        """See Memory.bootstrap."""
+        return await self._run(calls.bootstrap(agent_id, max_chars, sessions))
+
+    async def forget(self, session_id: str, *, agent_id: str | None = None) -> results.Forgotten:
+        """See Memory.forget."""
+        return await self._run(calls.forget(session_id, agent_id))
+
+    async def stats(self, agent_id: str | None = None) -> list[results.AgentStats]:
+        """See Memory.stats."""
+        return await self._run(calls.stats(agent_id))
+
+    async def export(self, *, agent_id: str | None = None, session_id: str | None = None) -> list[dict[str, Any]]:
+        """See Memory.export."""
+        return await self._run(calls.export(agent_id, session_id))
+
+    async def health(self) -> results.Health:
+        """See Memory.health."""
+        return await self._run(calls.health())
+
+    async def work(self, max_jobs: int = 10) -> results.Worked:
+        """See Memory.work."""
+        return await self._run(calls.work(max_jobs))

@@ -1,0 +1,152 @@
+"""Each client method as one SQL call: the statement, its parameters, and how rows become results.
+
+Memory and AsyncMemory both run these, so the SQL lives in one place. Arguments the caller leaves as
+None are not passed at all, so the database's own defaults (and settings) apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Generic, TypedDict, TypeVar
+
+from pgvector import Vector
+from psycopg import sql
+from psycopg.types.json import Json, Jsonb
+
+from agent_memory import results
+
+T = TypeVar("T")
+Rows = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One statement to run, its parameters, and the conversion of its rows."""
+
+    statement: sql.Composed
+    params: dict[str, Any]
+    result: Callable[[Rows], T]
+    procedure: bool = False  # a procedure that commits as it goes: run outside a transaction block
+
+
+def _all(cls: Callable[..., T]) -> Callable[[Rows], list[T]]:
+    return lambda rows: [cls(**row) for row in rows]
+
+
+def _one(cls: Callable[..., T]) -> Callable[[Rows], T]:
+    return lambda rows: cls(**rows[0])
+
+
+def function(name: str, result: Callable[[Rows], T], **args: Any) -> Call[T]:
+    """select * from memory.<name>(arg => value, ...) with the arguments that are not None."""
+    given = {key: value for key, value in args.items() if value is not None}
+    arguments = sql.SQL(", ").join(
+        sql.SQL("{} => {}").format(sql.Identifier(key), sql.Placeholder(key)) for key in given
+    )
+    statement = sql.SQL("select * from memory.{}({})").format(sql.Identifier(name), arguments)
+    return Call(statement, given, result)
+
+
+# Options of the functions with many; None (or leaving one out) means the database's default.
+class CommitOptions(TypedDict, total=False):
+    agent_id: str | None
+    source: str | None
+    started_at: datetime | None
+    model: str | None
+    tokens_in: int | None
+    tokens_out: int | None
+    metadata: Mapping[str, Any] | None
+    enrich: str | None
+
+
+class RecallFilters(TypedDict, total=False):
+    agent_id: str | None
+    since: datetime | None
+    until: datetime | None
+    source: str | None
+    entities: Sequence[str] | None
+    entity_mode: str | None
+    weights: Mapping[str, Any] | None
+    query_vector: Sequence[float] | None
+
+
+class RecallOptions(RecallFilters, total=False):
+    k: int | None
+    level: str | None
+
+
+def _jsonb(value: Mapping[str, Any] | None) -> Jsonb | None:
+    return None if value is None else Jsonb(dict(value))
+
+
+def _filters(options: RecallFilters) -> dict[str, Any]:
+    args: dict[str, Any] = dict(options)
+    args["weights"] = _jsonb(options.get("weights"))
+    entities, vector = options.get("entities"), options.get("query_vector")
+    args["entities"] = None if entities is None else list(entities)
+    args["query_vector"] = None if vector is None else Vector(list(vector))
+    return args
+
+
+def commit(session_id: str, messages: Sequence[Mapping[str, Any]], options: CommitOptions) -> Call[results.Committed]:
+    args: dict[str, Any] = dict(options)
+    args["metadata"] = _jsonb(options.get("metadata"))
+    # commit's messages parameter is json (it looks for NUL characters in the text before parsing).
+    return function("commit", _one(results.Committed), session_id=session_id, messages=Json(list(messages)), **args)
+
+
+def enrich(session_id: str, agent_id: str | None) -> Call[results.Enriched]:
+    return function("enrich", _one(results.Enriched), session_id=session_id, agent_id=agent_id)
+
+
+def recall(query: str, options: RecallOptions) -> Call[list[results.Hit]]:
+    return function("recall", _all(results.Hit), query=query, **_filters(options))
+
+
+def explain_recall(query: str, options: RecallFilters) -> Call[list[results.Candidate]]:
+    return function("explain_recall", _all(results.Candidate), query=query, **_filters(options))
+
+
+def feedback(turn_id: int, helpful: bool, query: str | None, note: str | None) -> Call[results.Feedback]:
+    return function("feedback", _one(results.Feedback), turn_id=turn_id, helpful=helpful, query=query, note=note)
+
+
+def remember(
+    content: str, kind: str | None, agent_id: str | None, metadata: Mapping[str, Any] | None
+) -> Call[results.Remembered]:
+    return function(
+        "remember", _one(results.Remembered), content=content, kind=kind, agent_id=agent_id, metadata=_jsonb(metadata)
+    )
+
+
+def bootstrap(agent_id: str | None, max_chars: int | None, sessions: int | None) -> Call[results.Bootstrap]:
+    return function(
+        "bootstrap",
+        lambda rows: results.Bootstrap([results.BootstrapItem(**row) for row in rows]),
+        agent_id=agent_id,
+        max_chars=max_chars,
+        sessions=sessions,
+    )
+
+
+def forget(session_id: str, agent_id: str | None) -> Call[results.Forgotten]:
+    return function("forget", _one(results.Forgotten), session_id=session_id, agent_id=agent_id)
+
+
+def stats(agent_id: str | None) -> Call[list[results.AgentStats]]:
+    return function("stats", _all(results.AgentStats), agent_id=agent_id)
+
+
+def export(agent_id: str | None, session_id: str | None) -> Call[list[dict[str, Any]]]:
+    return function("export", lambda rows: [row["session"] for row in rows], agent_id=agent_id, session_id=session_id)
+
+
+def health() -> Call[results.Health]:
+    return function("health", _one(results.Health))
+
+
+def work(max_jobs: int) -> Call[results.Worked]:
+    statement = sql.SQL("call memory.work(max_jobs => {})").format(sql.Placeholder("max_jobs"))
+    return Call(statement, {"max_jobs": max_jobs}, _one(results.Worked), procedure=True)

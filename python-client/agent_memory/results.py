@@ -1,0 +1,163 @@
+"""What the client's methods return: one dataclass per SQL function's row, fields named as its columns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Committed:
+    """memory.commit: the session, whether it is new, how many turns were added, the queued job."""
+
+    session_key: int
+    created: bool
+    turns_added: int
+    job_id: int | None
+
+
+@dataclass(frozen=True)
+class Enriched:
+    """memory.enrich: the session's indexed chunks, how many have vectors, its summary."""
+
+    session_key: int
+    chunks: int
+    embedded: int
+    summary: str | None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One memory.recall result: a turn (or, at level session, a session's best turn) and why it ranked."""
+
+    session_id: str
+    agent: str
+    turn_id: int
+    message_id: str | None
+    role: str
+    speaker: str | None
+    created_at: datetime
+    content: str
+    summary: str | None
+    score: float
+    components: dict[str, Any] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One memory.explain_recall row: a candidate with its rank in each list and every component."""
+
+    rank: int
+    session_id: str
+    turn_id: int
+    speaker: str | None
+    content: str
+    score: float
+    lexical_rank: int | None
+    dense_rank: int | None
+    components: dict[str, Any] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """memory.feedback: the verdict's id and the turn's trust before and after it."""
+
+    feedback_id: int
+    trust_before: float
+    trust_after: float
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """memory.remember: the turn that holds the fact and whether it was new."""
+
+    turn_id: int
+    session_id: str
+    added: bool
+
+
+@dataclass(frozen=True)
+class BootstrapItem:
+    """One item of memory.bootstrap: remembered, open_loop, decision or recent_session."""
+
+    section: str
+    session_id: str
+    at: datetime
+    content: str
+
+
+SECTION_TITLES = {
+    "remembered": "Remembered",
+    "open_loop": "Open loops",
+    "decision": "Decisions",
+    "recent_session": "Recent sessions",
+}
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """The context memory.bootstrap chose for a new conversation."""
+
+    items: list[BootstrapItem]
+
+    def text(self) -> str:
+        """The items as Markdown sections, ready to put in a system prompt."""
+        lines: list[str] = []
+        section = None
+        for item in self.items:
+            if item.section != section:
+                section = item.section
+                lines.append(("\n" if lines else "") + f"## {SECTION_TITLES.get(section, section)}")
+            when = f" ({item.session_id}, {item.at:%Y-%m-%d})" if item.section != "remembered" else ""
+            lines.append(f"- {item.content}{when}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """memory.forget: what was removed."""
+
+    session_key: int
+    turns_removed: int
+    chunks_removed: int
+
+
+@dataclass(frozen=True)
+class AgentStats:
+    """memory.stats: one agent's memory and enrichment progress."""
+
+    agent_id: str
+    sessions: int
+    turns: int
+    chunks: int
+    embedded_chunks: int
+    summaries: int
+    remembered: int
+    feedback: int
+    pending_jobs: int
+    dead_jobs: int
+    first_turn_at: datetime | None
+    last_turn_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Health:
+    """memory.health: versions, the embedder, and the first problem found (None when all is well)."""
+
+    extension_version: str
+    pgvector_version: str
+    python_package_version: str | None
+    python_version: str | None
+    embedder: str
+    embedder_loads: bool | None
+    embedder_dimensions: int | None
+    problem: str | None
+
+
+@dataclass(frozen=True)
+class Worked:
+    """memory.work: jobs done and jobs that failed in one call."""
+
+    processed: int
+    failed: int
