@@ -8,14 +8,19 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import psycopg
 from psycopg import sql
-from psycopg.rows import dict_row
 
+from agent_memory import importers
+from agent_memory.client import Memory
+from agent_memory.errors import AgentMemoryError, InvalidInput
+from agent_memory.formatting import plain, print_json, print_record, print_table, signals
 from agent_memory.localdb import DEFAULT_PORT, LocalServer, LocalServerError
+from agent_memory.progress import Progress
 
 
 def _local_server(args: argparse.Namespace) -> LocalServer:
@@ -27,15 +32,23 @@ def _dsn(args: argparse.Namespace) -> str:
     return args.dsn or os.environ.get("DATABASE_URL") or _local_server(args).url(args.dbname)
 
 
-def _print_rows(rows: list[dict[str, Any]], as_json: bool) -> None:
-    if as_json:
-        print(json.dumps(rows, default=str, indent=2))
-        return
-    for row in rows:
-        width = max(len(key) for key in row)
-        for key, value in row.items():
-            print(f"{key:<{width}}  {'' if value is None else value}")
-        print()
+def _memory(args: argparse.Namespace) -> Memory:
+    return Memory(_dsn(args), tenant=args.tenant, max_connections=2)
+
+
+def _report(args: argparse.Namespace, result: Any, for_people: str) -> int:
+    """Prints the result as JSON with --json, else the line for people."""
+    print_json(result) if args.json else print(for_people)
+    return 0
+
+
+def _json_argument(text: str | None, what: str) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{what} is not valid JSON: {exc}") from exc
 
 
 def cmd_db(args: argparse.Namespace) -> int:
@@ -70,33 +83,200 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 
 def cmd_health(args: argparse.Namespace) -> int:
-    with psycopg.connect(_dsn(args), row_factory=dict_row) as conn:
-        rows = conn.execute("select * from memory.health()").fetchall()
-    _print_rows(rows, args.json)
-    return 0 if rows and rows[0]["problem"] is None else 1
+    with _memory(args) as memory:
+        health = memory.health()
+    print_json(health) if args.json else print_record(health)
+    return 0 if health.problem is None else 1
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
     """Runs queued enrichment jobs until stopped (or, with --once, until the queue is empty)."""
     done = failed = 0
-    started = time.monotonic()
+    progress: Progress | None = None
     with psycopg.connect(_dsn(args), autocommit=True) as conn:
         while True:
             row = conn.execute("call memory.work(%s)", (args.batch,)).fetchone()
             processed, errors = row if row else (0, 0)
             done, failed = done + processed, failed + errors
-            pending = conn.execute("select count(*) from memory.jobs where status in ('queued', 'running')").fetchone()
-            left = pending[0] if pending else 0
             if processed or errors:
-                rate = done / max(time.monotonic() - started, 1e-9)
-                eta = f", about {left / rate:.0f} s left" if rate and left else ""
-                print(f"{done} done, {failed} failed, {left} pending ({rate:.1f} jobs/s{eta})", flush=True)
-            if processed + errors == 0:
-                if args.once:
-                    break
+                if progress is None:
+                    pending = conn.execute("select count(*) from memory.jobs where status in ('queued', 'running')")
+                    left = (pending.fetchone() or (0,))[0]
+                    progress = Progress("enrichment", done + failed + left, "jobs")
+                progress.advance(processed + errors)
+            elif args.once:
+                break
+            else:
                 time.sleep(args.idle_seconds)
+    if progress is not None:
+        progress.finish()
     print(f"worker finished: {done} done, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+def _messages_input(path: str) -> Any:
+    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    return _json_argument(text, "stdin" if path == "-" else path)
+
+
+def cmd_commit(args: argparse.Namespace) -> int:
+    """Commits one session from a JSON array of messages (or {"messages": [...], ...}) in a file or stdin."""
+    data = _messages_input(args.file)
+    options: dict[str, Any] = {}
+    if isinstance(data, dict):
+        options = {key: data[key] for key in ("source", "model", "metadata") if key in data}
+        data = data.get("messages")
+    if not isinstance(data, list):
+        raise InvalidInput('the input must be a JSON array of messages or an object with "messages"')
+    options.update({"agent_id": args.agent, "enrich": args.enrich, "source": args.source or options.get("source")})
+    with _memory(args) as memory:
+        committed = memory.commit(args.session_id, data, **{k: v for k, v in options.items() if v is not None})
+    state = "new session" if committed.created else "existing session"
+    return _report(args, committed, f"{args.session_id}: {state}, {committed.turns_added} turns added")
+
+
+def _recall_filters(args: argparse.Namespace) -> dict[str, Any]:
+    filters = {
+        "agent_id": args.agent,
+        "since": args.since,
+        "until": args.until,
+        "source": args.source,
+        "weights": _json_argument(args.weights, "--weights"),
+    }
+    return {key: value for key, value in filters.items() if value is not None}
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        hits = memory.recall(args.query, k=args.k, level=args.level, **_recall_filters(args))
+    if args.json:
+        print_json(hits)
+    elif not hits:
+        print("nothing recalled")
+    else:
+        columns = ["score", "turn_id", "session_id", "created_at", "speaker", "role", "content"]
+        print_table(hits, columns, {"content": 70, "created_at": 10})
     return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        candidates = memory.explain_recall(args.query, **_recall_filters(args))[: args.limit]
+    if args.json:
+        print_json(candidates)
+        return 0
+    rows = [plain(candidate) | {"signals": signals(candidate.components)} for candidate in candidates]
+    columns = ["rank", "score", "lexical_rank", "dense_rank", "turn_id", "session_id", "content", "signals"]
+    print_table(rows, columns, {"content": 50, "signals": 60})
+    return 0
+
+
+def cmd_feedback(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        result = memory.feedback(args.turn_id, args.verdict == "helpful", query=args.query, note=args.note)
+    return _report(args, result, f"turn {args.turn_id}: trust {result.trust_before:.3g} -> {result.trust_after:.3g}")
+
+
+def cmd_remember(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        result = memory.remember(args.content, kind=args.kind, agent_id=args.agent)
+    return _report(args, result, f"{'remembered' if result.added else 'already remembered'} as turn {result.turn_id}")
+
+
+def cmd_bootstrap(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        context = memory.bootstrap(agent_id=args.agent, max_chars=args.max_chars, sessions=args.sessions)
+    return _report(args, context.items, context.text() or "(nothing to bootstrap from yet)")
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        rows = memory.stats(args.agent)
+    if args.json:
+        print_json(rows)
+    else:
+        counts = ["sessions", "turns", "chunks", "embedded_chunks", "summaries", "remembered", "feedback"]
+        print_table(rows, ["agent_id", *counts, "pending_jobs", "dead_jobs", "last_turn_at"])
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        result = memory.forget(args.session_id, agent_id=args.agent)
+    removed = f"{result.turns_removed} turns, {result.chunks_removed} indexed chunks"
+    return _report(args, result, f"forgot {args.session_id}: {removed}")
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Writes sessions as JSON lines, the format `agent-memory import jsonl` reads back."""
+    with _memory(args) as memory:
+        sessions = memory.export(agent_id=args.agent, session_id=args.session)
+    out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
+    try:
+        for session in sessions:
+            out.write(json.dumps(session, ensure_ascii=False) + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    print(f"exported {len(sessions)} sessions", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Reads every input first; commits session by session (a re-run skips what is stored)."""
+    read = importers.read(args.format, [Path(path) for path in args.paths])
+    for problem in read.problems:
+        print(f"agent-memory: {problem}", file=sys.stderr)
+    if read.problems and not args.skip_invalid:
+        print("nothing imported (use --skip-invalid to import the rest)", file=sys.stderr)
+        return 1
+    added = skipped = 0
+    progress = Progress("import", len(read.sessions), "sessions")
+    with _memory(args) as memory:
+        for session in read.sessions:
+            try:
+                committed = memory.commit(
+                    session.session_id,
+                    session.messages,
+                    **_session_options(session, args),
+                )
+            except InvalidInput as exc:
+                if not args.skip_invalid:
+                    raise InvalidInput(f"session {session.session_id}: {exc}") from exc
+                print(f"agent-memory: session {session.session_id} skipped: {exc}", file=sys.stderr)
+                skipped += 1
+            else:
+                added += committed.turns_added
+            progress.advance()
+    progress.finish()
+    summary = {"sessions": len(read.sessions) - skipped, "turns_added": added, "skipped_sessions": skipped}
+    summary["invalid_lines"] = len(read.problems)
+    print_json(summary) if args.json else print(", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in summary.items()))
+    return 0 if not skipped and not read.problems else 1
+
+
+def _session_options(session: importers.Session, args: argparse.Namespace) -> dict[str, Any]:
+    options = {
+        "agent_id": session.agent_id or args.agent,
+        "source": session.source or f"import:{args.format}",
+        "started_at": session.started_at,
+        "metadata": session.metadata or None,
+        "enrich": args.enrich,
+    }
+    return {key: value for key, value in options.items() if value is not None}
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from agent_memory import mcp_server
+
+    mcp_server.serve(_dsn(args), tenant=args.tenant, agent_id=args.agent)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from agent_memory import demo
+
+    return demo.run(_dsn(args), tenant=args.tenant)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,23 +294,90 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"local server port (default: $AGENT_MEMORY_PORT or {DEFAULT_PORT})",
     )
     parser.add_argument("--dbname", default="agent_memory", help="database on the local server")
+    parser.add_argument("--tenant", help="the tenant to act as (memory.tenant_id; default: 'default')")
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    db = commands.add_parser("db", help="run the local PostgreSQL server")
+    def command(name: str, func: Any, help: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help, description=help)
+        sub.set_defaults(func=func)
+        return sub
+
+    db = command("db", cmd_db, "run the local PostgreSQL server")
     db.add_argument("action", choices=["start", "stop", "status", "url"])
-    db.set_defaults(func=cmd_db)
+    command("install", cmd_install, "create (or update) the extension in the database")
+    command("health", cmd_health, "show versions and whether the embedder loads")
 
-    install = commands.add_parser("install", help="create (or update) the extension in the database")
-    install.set_defaults(func=cmd_install)
+    commit = command("commit", cmd_commit, "commit a session's messages from a JSON file (or - for stdin)")
+    commit.add_argument("session_id")
+    commit.add_argument("file", nargs="?", default="-", help="JSON array of messages, or {messages: [...]}")
+    commit.add_argument("--agent", help="agent id (default: 'default')")
+    commit.add_argument("--source", help="where the conversation comes from")
+    commit.add_argument("--enrich", choices=["queue", "now", "none"], help="enrichment (default: setting enrich)")
 
-    health = commands.add_parser("health", help="show versions and whether the embedder loads")
-    health.set_defaults(func=cmd_health)
-    worker = commands.add_parser("worker", help="run queued enrichment jobs (memory.work) in a loop")
+    for name, func, help in (
+        ("recall", cmd_recall, "the turns that best answer a query"),
+        ("explain", cmd_explain, "every candidate of a recall with its ranks and signals"),
+    ):
+        sub = command(name, func, help)
+        sub.add_argument("query")
+        sub.add_argument("--agent", help="only this agent's memory (default: every agent of the tenant)")
+        sub.add_argument("--since", type=datetime.fromisoformat, help="only turns at or after (ISO 8601)")
+        sub.add_argument("--until", type=datetime.fromisoformat, help="only turns before (ISO 8601)")
+        sub.add_argument("--source", help="only sessions from this source")
+        sub.add_argument("--weights", help="per-call settings as JSON, e.g. '{\"weight_dense\": 0.8}'")
+        if name == "recall":
+            sub.add_argument("-k", type=int, default=10, help="how many results (default 10)")
+            sub.add_argument("--level", choices=["turn", "session"], default="turn")
+        else:
+            sub.add_argument("--limit", type=int, default=20, help="how many candidates to show (default 20)")
+
+    feedback = command("feedback", cmd_feedback, "say whether a recalled turn helped (moves its trust)")
+    feedback.add_argument("turn_id", type=int)
+    feedback.add_argument("verdict", choices=["helpful", "unhelpful"])
+    feedback.add_argument("--query", help="the query it was recalled for")
+    feedback.add_argument("--note", help="why")
+
+    remember = command("remember", cmd_remember, "keep a fact, preference, rule or decision")
+    remember.add_argument("content")
+    remember.add_argument("--kind", help="fact (default), preference, rule, decision, event, observation, skill")
+    remember.add_argument("--agent", help="agent id (default: 'default')")
+
+    bootstrap = command("bootstrap", cmd_bootstrap, "context for a new conversation, within a budget")
+    bootstrap.add_argument("--agent", help="one agent (default: every agent of the tenant)")
+    bootstrap.add_argument("--max-chars", type=int, help="character budget (default: setting bootstrap_max_chars)")
+    bootstrap.add_argument("--sessions", type=int, help="how many recent sessions to draw on (default 5)")
+
+    stats = command("stats", cmd_stats, "sessions, turns, vectors and pending jobs per agent")
+    stats.add_argument("--agent", help="one agent")
+
+    forget = command("forget", cmd_forget, "remove a session and everything derived from it")
+    forget.add_argument("session_id")
+    forget.add_argument("--agent", help="agent id (default: 'default')")
+
+    export = command("export", cmd_export, "write sessions as JSON lines (importable with: import jsonl)")
+    export.add_argument("--agent", help="one agent")
+    export.add_argument("--session", help="one session")
+    export.add_argument("-o", "--output", default="-", help="file to write (default: stdout)")
+
+    imports = command("import", cmd_import, "import conversation logs (re-importing adds nothing)")
+    imports.add_argument("format", choices=importers.FORMATS)
+    imports.add_argument("paths", nargs="+", help="files: .jsonl, conversations.json, Claude Code <session>.jsonl")
+    imports.add_argument("--agent", help="agent id for sessions that name none (default: 'default')")
+    imports.add_argument("--enrich", choices=["queue", "now", "none"], help="enrichment (default: setting enrich)")
+    imports.add_argument(
+        "--skip-invalid", action="store_true", help="import what is valid and report the rest (default: all or nothing)"
+    )
+
+    worker = command("worker", cmd_worker, "run queued enrichment jobs (memory.work) in a loop")
     worker.add_argument("--batch", type=int, default=20, help="jobs per memory.work call (default 20)")
     worker.add_argument("--once", action="store_true", help="stop when no job is left to run")
     worker.add_argument("--idle-seconds", type=float, default=2.0, help="wait when the queue is empty (default 2)")
-    worker.set_defaults(func=cmd_worker)
+
+    mcp = command("mcp", cmd_mcp, "serve memory as MCP tools over stdio (for Claude Code and other hosts)")
+    mcp.add_argument("--agent", help="agent id the tools use by default (default: 'default')")
+
+    command("demo", cmd_demo, "a tour: import a small example, recall, explain, bootstrap, feedback")
     return parser
 
 
@@ -140,8 +387,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except KeyboardInterrupt:
         return 130
-    except (LocalServerError, psycopg.Error) as exc:
-        print(f"agent-memory: {exc}", file=sys.stderr)
+    except (LocalServerError, psycopg.Error, AgentMemoryError, importers.ImportProblem, OSError) as exc:
+        message = str(exc).removeprefix("agent_memory: ")  # the server's own prefix, once is enough
+        print(f"agent-memory: {message}", file=sys.stderr)
         return 1
 
 
