@@ -99,7 +99,7 @@ install_venv() {
   log "creating the virtualenv $venv"
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-    -r "$root/plpython/requirements.txt" -r "$root/tests/requirements.txt" -e "$root/python-client"
+    -r "$root/plpython/requirements.txt" -r "$root/tests/requirements.txt" -e "$root/python-client[mcp]"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
     -r "$root/plpython/requirements-no-deps.txt"
   echo "$want" > "$stamp"
