@@ -19,7 +19,7 @@ export AGENT_MEMORY_HOME ?= $(CURDIR)/.agent-memory
 ## demo: start the local server, install the extension, show what the product does
 demo: provision db-start
 	@$(CLI) install
-	@psql -X -q "$$($(CLI) --dbname agent_memory db url)" -f docs/tour.sql
+	@$(CLI) demo
 
 ## test: lint, then every test against the real server
 test: provision db-start lint

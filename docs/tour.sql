@@ -1,4 +1,4 @@
--- The SQL tour that `make demo` runs (psql -f docs/tour.sql): store a conversation, enrich it, look inside.
+-- The SQL tour of the README (psql -f docs/tour.sql): store a conversation, enrich it, recall, look inside.
 \set ON_ERROR_STOP on
 \pset pager off
 \echo '== health'
