@@ -24,7 +24,7 @@ def test_the_sql_tour_runs(dsn):
 
 def test_the_python_tour_runs(dsn, capsys):
     code = block("### In Python", "python").replace('"postgresql:///app"', repr(dsn))
-    exec(compile(code, "README.md", "exec"), {})  # noqa: S102
+    exec(compile(code, "README.md", "exec"), {})
     printed = capsys.readouterr().out
     assert "Ana: We decided to use Postgres for the auth service." in printed
     assert "assistant: Noted. I still need to set up row level security" in printed
