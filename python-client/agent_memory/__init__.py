@@ -9,12 +9,14 @@ from agent_memory.results import (
     BootstrapItem,
     Candidate,
     Committed,
+    ContextItem,
     Enriched,
     Feedback,
     Forgotten,
     Health,
     Hit,
     Remembered,
+    TaskContext,
     Worked,
 )
 
@@ -29,6 +31,7 @@ __all__ = [
     "Candidate",
     "Committed",
     "ConnectionFailed",
+    "ContextItem",
     "Enriched",
     "Feedback",
     "Forgotten",
@@ -39,5 +42,6 @@ __all__ = [
     "NotFound",
     "NotInstalled",
     "Remembered",
+    "TaskContext",
     "Worked",
 ]

@@ -127,6 +127,12 @@ class AsyncMemory:
         """See Memory.bootstrap."""
         return await self._run(calls.bootstrap(agent_id, max_chars, sessions))
 
+    async def context_for_task(
+        self, task: str, *, max_chars: int | None = None, agent_id: str | None = None, k: int | None = None
+    ) -> results.TaskContext:
+        """See Memory.context_for_task."""
+        return await self._run(calls.context_for_task(task, max_chars, agent_id, k))
+
     async def forget(self, session_id: str, *, agent_id: str | None = None) -> results.Forgotten:
         """See Memory.forget."""
         return await self._run(calls.forget(session_id, agent_id))

@@ -131,6 +131,19 @@ def bootstrap(agent_id: str | None, max_chars: int | None, sessions: int | None)
     )
 
 
+def context_for_task(
+    task: str, max_chars: int | None, agent_id: str | None, k: int | None
+) -> Call[results.TaskContext]:
+    return function(
+        "context_for_task",
+        lambda rows: results.TaskContext([results.ContextItem(**row) for row in rows]),
+        task=task,
+        max_chars=max_chars,
+        agent_id=agent_id,
+        k=k,
+    )
+
+
 def forget(session_id: str, agent_id: str | None) -> Call[results.Forgotten]:
     return function("forget", _one(results.Forgotten), session_id=session_id, agent_id=agent_id)
 

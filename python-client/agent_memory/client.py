@@ -145,6 +145,12 @@ class Memory:
         """Context for a new conversation within a character budget (memory.bootstrap); .text() renders it."""
         return self._run(calls.bootstrap(agent_id, max_chars, sessions))
 
+    def context_for_task(
+        self, task: str, *, max_chars: int | None = None, agent_id: str | None = None, k: int | None = None
+    ) -> results.TaskContext:
+        """The turns most relevant to a task, within a character budget (memory.context_for_task)."""
+        return self._run(calls.context_for_task(task, max_chars, agent_id, k))
+
     def forget(self, session_id: str, *, agent_id: str | None = None) -> results.Forgotten:
         """Removes a session and everything derived from it (memory.forget)."""
         return self._run(calls.forget(session_id, agent_id))

@@ -115,6 +115,32 @@ class Bootstrap:
 
 
 @dataclass(frozen=True)
+class ContextItem:
+    """One turn of memory.context_for_task, best first."""
+
+    rank: int
+    session_id: str
+    turn_id: int
+    at: datetime
+    speaker: str
+    content: str
+    score: float
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """The turns memory.context_for_task chose for a task."""
+
+    items: list[ContextItem]
+
+    def text(self) -> str:
+        """The turns as a Markdown list with who said them and when."""
+        return "\n".join(
+            f"- {item.speaker} ({item.at:%Y-%m-%d}, {item.session_id}): {item.content}" for item in self.items
+        )
+
+
+@dataclass(frozen=True)
 class Forgotten:
     """memory.forget: what was removed."""
 

@@ -90,6 +90,8 @@ as $$
         ('trust_max', '2', 'number', null, 1, 100, 'The highest trust feedback can give a turn.'),
         ('bootstrap_max_chars', '4000', 'number', null, 100, 1000000,
          'The character budget of memory.bootstrap() when the call does not give one.'),
+        ('context_max_chars', '4000', 'number', null, 100, 1000000,
+         'The character budget of memory.context_for_task() when the call does not give one.'),
         ('bm25_k1', '0.9', 'number', null, 0, 10, 'BM25 term-frequency saturation.'),
         ('bm25_b', '0.4', 'number', null, 0, 1, 'BM25 length normalization.'),
         ('strip_speaker_names', 'true', 'boolean', null, null, null,

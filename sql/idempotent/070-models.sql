@@ -105,15 +105,23 @@ comment on function memory._mark_ready_if_complete(text) is
 'Internal: a building embedding model becomes ready when no chunk lacks its vector.';
 
 -- The model recall uses: the configured one once its vectors are complete, else the last ready one.
-create or replace function memory.recall_model() returns text
+create or replace function memory._recall_model(configured text) returns text
 language sql
 stable
 as $$
     select m.model from memory.embedding_models as m
     where m.state = 'ready'
-    order by (m.model = (select e.model from memory.embedding_model() as e)) desc, m.ready_at desc
+    order by (m.model = configured) is true desc, m.ready_at desc
     limit 1
 $$;
+
+comment on function memory._recall_model(text) is
+'Internal: the model recall uses when the settings configure the given one (null: none configured).';
+
+create or replace function memory.recall_model() returns text
+language sql
+stable
+as $$ select memory._recall_model((select e.model from memory.embedding_model() as e)) $$;
 
 comment on function memory.recall_model() is
 'The embedding model recall uses: the configured one once all chunks have its vectors, else the most '

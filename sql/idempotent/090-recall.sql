@@ -96,12 +96,61 @@ $$;
 comment on function memory._matches_entities(text, text, text[], text) is
 'Internal: whether a turn names any (or all) of the entities, in its text or as its speaker.';
 
+-- One row when a turn passes recall's filters on event time, source and entities, none otherwise. Used as
+-- `cross join lateral memory._turn_filter(...)`: the planner inlines it, a filter not given folds away,
+-- and with it the lookup it needs (a scalar function with subqueries could not be inlined).
+create or replace function memory._turn_filter(
+    tenant text, turn bigint, session bigint, since timestamptz, until timestamptz, source text,
+    entities text[], entity_mode text
+) returns setof boolean
+language sql
+stable
+as $$
+    select true
+    where (since is null and until is null and entities is null or exists (
+                select from memory.turns as t
+                where t.tenant_id = tenant and t.turn_key = turn
+                    and (since is null or t.created_at >= since) and (until is null or t.created_at <= until)
+                    and (entities is null or memory._matches_entities(t.content, t.name, entities, entity_mode))
+            ))
+        and (source is null or exists (
+                select from memory.sessions as s
+                where s.tenant_id = tenant and s.session_key = session and s.source = _turn_filter.source
+            ))
+$$;
+
+comment on function memory._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, text[], text) is
+'Internal: one row when a turn passes recall''s time, source and entity filters (null filters pass).';
+
+-- The statement of a nearest-vector list over chunk_embeddings or session_embeddings ("e"): the query
+-- vector is $1, the tenant $2, the list's length $9 (other filters' parameters as memory._recall_candidates
+-- passes them). Exact search sorts every distance ("+ 0" keeps the HNSW index out); otherwise the partial
+-- HNSW index of the model serves the order (with iterative scan, so filters do not starve the list).
+create or replace function memory._nearest_sql(
+    relation text, keys text[], model text, dimensions integer, exact boolean, filter text
+) returns text
+language sql
+immutable
+as $$
+    select format(
+        'select %s from (select %s from memory.%I as e where e.model = %L and e.tenant_id = $2 %s order by %s limit $9) as n',
+        (select string_agg(format('array_agg(n.%I)', k), ', ') from unnest(keys) as k),
+        (select string_agg(format('e.%I', k), ', ') from unnest(keys) as k),
+        relation, model, coalesce(filter, ''),
+        format(case when exact then '(e.embedding::vector(%s) <=> $1) + 0' else 'e.embedding::vector(%s) <=> $1' end,
+               dimensions)
+    )
+$$;
+
+comment on function memory._nearest_sql(text, text[], text, integer, boolean, text) is
+'Internal: the statement of a nearest-vector candidate list (exact or HNSW) for memory._recall_candidates.';
+
 -- Every candidate turn with its signals and final score, best first. recall and explain_recall read it.
 create or replace function memory._recall_candidates(
     query text, agent_id text, since timestamptz, until timestamptz, source text,
     entities text[], entity_mode text, weights jsonb, query_vector vector
 ) returns table (
-    turn_key bigint, session_key bigint, score double precision, components jsonb
+    turn_key bigint, session_key bigint, score double precision, signals double precision[], context jsonb
 )
 language plpgsql
 stable
@@ -128,7 +177,8 @@ declare
     v_dense_chunks integer [] := '{}';
     v_session_keys bigint [] := '{}';
     v_session_chunks integer [] := '{}';
-    v_dense_sql text;
+    v_exact boolean;
+    v_vector_sessions bigint [];
     v_chunks_in_scope double precision;
     v_avg_length double precision;
     v_idf double precision [];
@@ -183,15 +233,12 @@ begin
         from (
             select c.turn_key, c.chunk_no
             from memory.chunks as c
-            inner join memory.turns as t on c.tenant_id = t.tenant_id and c.turn_key = t.turn_key
-            inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
+            cross join lateral memory._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until,
+                                                   _recall_candidates.source, entities, entity_mode)
             cross join lateral unnest(c.tsv) as u
             inner join unnest(v_lexemes, v_idf) as q (lexeme, idf) on u.lexeme = q.lexeme
             where c.tenant_id = v_tenant and c.tsv @@ v_generating
                 and (_recall_candidates.agent_id is null or c.agent_id = _recall_candidates.agent_id)
-                and (since is null or t.created_at >= since) and (until is null or t.created_at <= until)
-                and (_recall_candidates.source is null or s.source = _recall_candidates.source)
-                and (entities is null or memory._matches_entities(t.content, t.name, entities, entity_mode))
             group by c.turn_key, c.chunk_no, c.length
             order by sum(memory._bm25_term(q.idf, cardinality(u.positions), c.length, v_k1, v_b, v_avg_length)) desc,
                      c.turn_key
@@ -200,8 +247,8 @@ begin
     end if;
 
     -- Vectors: the query embedded in the database (or given), against the model recall may use.
-    v_recall_model := memory.recall_model();
     select * into v_model from memory._embedding_model(v_cfg);
+    v_recall_model := memory._recall_model(v_model.model);
     if v_model is null then
         v_degraded := v_degraded || 'no embedder configured: full-text only'::text;
     elsif v_recall_model is null then
@@ -226,35 +273,40 @@ begin
             raise exception 'agent_memory: query_vector has % dimensions but model % has %', vector_dims(query_vector),
                 v_recall_model, (select m.dimensions from memory.embedding_models as m where m.model = v_recall_model);
         end if;
-        v_dense_sql := format(
-            $sql$
-            select array_agg(d.turn_key), array_agg(d.chunk_no) from (
-                select e.turn_key, e.chunk_no
-                from memory.chunk_embeddings as e
-                inner join memory.turns as t on e.tenant_id = t.tenant_id and e.turn_key = t.turn_key
-                inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
-                where e.model = %1$L and e.tenant_id = $2 and ($3 is null or t.agent_id = $3)
-                    and ($4 is null or t.created_at >= $4) and ($5 is null or t.created_at <= $5)
-                    and ($6 is null or s.source = $6)
-                    and ($7 is null or memory._matches_entities(t.content, t.name, $7, $8))
-                order by %2$s
-                limit $9
-            ) as d
-            $sql$,
-            v_recall_model,
-            -- Exact search sorts every distance (no index can serve "+ 0"); above the threshold the HNSW
-            -- index serves the order, with iterative scan so that filters do not starve the list.
-            format(case when v_scope_chunks <= (v_cfg ->> 'exact_search_max_chunks')::bigint
-                        then '(e.embedding::vector(%s) <=> $1) + 0' else 'e.embedding::vector(%s) <=> $1' end,
-                   vector_dims(v_vector))
-        );
-        if v_scope_chunks > (v_cfg ->> 'exact_search_max_chunks')::bigint then
+        v_exact := v_scope_chunks <= (v_cfg ->> 'exact_search_max_chunks')::bigint;
+        if not v_exact then
             perform set_config('hnsw.iterative_scan', 'relaxed_order', true);
             perform set_config('hnsw.ef_search', greatest(40, least(1000, v_candidates))::text, true);
         end if;
-        execute v_dense_sql into v_dense_keys, v_dense_chunks
+        -- The filters' tables are read only when a filter is given: unfiltered, a search reads vectors alone.
+        execute memory._nearest_sql(
+            'chunk_embeddings', array['turn_key', 'chunk_no'], v_recall_model, vector_dims(v_vector), v_exact,
+            case when coalesce(_recall_candidates.agent_id, _recall_candidates.source) is not null
+                      or since is not null or until is not null or entities is not null then $filter$
+                and exists (
+                    select from memory.turns as t
+                    inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
+                    where t.tenant_id = e.tenant_id and t.turn_key = e.turn_key and ($3 is null or t.agent_id = $3)
+                        and ($4 is null or t.created_at >= $4) and ($5 is null or t.created_at <= $5)
+                        and ($6 is null or s.source = $6)
+                        and ($7 is null or memory._matches_entities(t.content, t.name, $7, $8))
+                )$filter$
+            end
+        ) into v_dense_keys, v_dense_chunks
         using v_vector, v_tenant, _recall_candidates.agent_id, since, until, _recall_candidates.source,
               entities, entity_mode, v_candidates;
+        execute memory._nearest_sql(
+            'session_embeddings', array['session_key'], v_recall_model, vector_dims(v_vector), v_exact,
+            case when coalesce(_recall_candidates.agent_id, _recall_candidates.source) is not null then $filter$
+                and exists (
+                    select from memory.sessions as s
+                    where s.tenant_id = e.tenant_id and s.session_key = e.session_key
+                        and ($3 is null or s.agent_id = $3) and ($6 is null or s.source = $6)
+                )$filter$
+            end
+        ) into v_vector_sessions
+        using v_vector, v_tenant, _recall_candidates.agent_id, since, until, _recall_candidates.source,
+              entities, entity_mode, (v_cfg ->> 'session_candidates')::integer;
     end if;
 
     -- Session lists: the sessions whose summary best matches the query's words and those whose vector is
@@ -266,33 +318,27 @@ begin
         from (
             (
                 select m.session_key from memory.summaries as m
-                inner join memory.sessions as s on m.tenant_id = s.tenant_id and m.session_key = s.session_key
                 where m.tenant_id = v_tenant and v_tsquery is not null and m.tsv @@ v_tsquery
-                    and (_recall_candidates.agent_id is null or s.agent_id = _recall_candidates.agent_id)
-                    and (_recall_candidates.source is null or s.source = _recall_candidates.source)
+                    and (coalesce(_recall_candidates.agent_id, _recall_candidates.source) is null or exists (
+                        select from memory.sessions as s
+                        where s.tenant_id = m.tenant_id and s.session_key = m.session_key
+                            and (_recall_candidates.agent_id is null or s.agent_id = _recall_candidates.agent_id)
+                            and (_recall_candidates.source is null or s.source = _recall_candidates.source)
+                    ))
                 order by ts_rank_cd(m.tsv, v_tsquery) desc, m.session_key
                 limit (v_cfg ->> 'session_candidates')::integer
             )
             union
-            (
-                select e.session_key from memory.session_embeddings as e
-                inner join memory.sessions as s on e.tenant_id = s.tenant_id and e.session_key = s.session_key
-                where e.tenant_id = v_tenant and v_vector is not null and e.model = v_recall_model
-                    and (_recall_candidates.agent_id is null or s.agent_id = _recall_candidates.agent_id)
-                    and (_recall_candidates.source is null or s.source = _recall_candidates.source)
-                order by e.embedding <=> v_vector, e.session_key
-                limit (v_cfg ->> 'session_candidates')::integer
-            )
+            select v.session_key from unnest(v_vector_sessions) as v (session_key)
         ) as found
         cross join lateral (
             select c.turn_key, c.chunk_no from memory.chunks as c
-            inner join memory.turns as t on c.tenant_id = t.tenant_id and c.turn_key = t.turn_key
+            cross join lateral memory._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until, null,
+                                                   entities, entity_mode)
             left join memory.chunk_embeddings as e
                 on c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no
                     and e.model = v_recall_model
             where c.tenant_id = v_tenant and c.session_key = found.session_key
-                and (since is null or t.created_at >= since) and (until is null or t.created_at <= until)
-                and (entities is null or memory._matches_entities(t.content, t.name, entities, entity_mode))
             order by e.embedding <=> v_vector nulls last, ts_rank_cd(c.tsv, v_tsquery) desc, c.turn_key
             limit 2
         ) as best
@@ -315,7 +361,12 @@ begin
                 where e.tenant_id = c.tenant_id and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no
                     and e.model = v_recall_model) as cosine
         from candidate_chunks as cc
-        inner join memory.chunks as c on c.tenant_id = v_tenant and cc.turn_key = c.turn_key and cc.chunk_no = c.chunk_no
+        -- One index probe per candidate (the limit keeps the planner from scanning every chunk instead).
+        cross join lateral (
+            select * from memory.chunks as x
+            where x.tenant_id = v_tenant and x.turn_key = cc.turn_key and x.chunk_no = cc.chunk_no
+            limit 1
+        ) as c
     ),
     turn_scores as (
         select cs.turn_key, min(cs.session_key) as session_key, max(cs.bm25) as bm25, max(cs.cosine) as cosine
@@ -340,38 +391,58 @@ begin
                end as fused
         from ranked as r
     ),
-    sessions_in as (
-        select f.session_key, max(f.fused) as best
-        from fused as f group by f.session_key
-    ),
-    session_signals as materialized (
-        select si.session_key, si.best,
-               (coalesce(sm.summary_score, 0) - avg(coalesce(sm.summary_score, 0)) over ())
-                   / nullif(stddev_pop(coalesce(sm.summary_score, 0)) over (), 0) as summary_z,
-               (sv.cosine - avg(sv.cosine) over ()) / nullif(stddev_pop(sv.cosine) over (), 0) as session_vector_z,
-               sm.open_loops
-        from sessions_in as si
-        left join lateral (
-            select ts_rank_cd(m.tsv, v_tsquery) as summary_score, m.open_loops from memory.summaries as m
-            where m.tenant_id = v_tenant and m.session_key = si.session_key
-        ) as sm on true
-        left join lateral (
-            select 1 - (e.embedding <=> v_vector) as cosine from memory.session_embeddings as e
-            where e.tenant_id = v_tenant and e.session_key = si.session_key and e.model = v_recall_model
-        ) as sv on true
-    ),
+    -- Per turn, by window functions over the candidates (no self-joins): its session's best fused score,
+    -- the better fused score of the turns just before and after it (when they are candidates), and on
+    -- the first candidate of each session that session's summary and vector scores, looked up once.
     positioned as (
-        select f.*, t.position, t.name, t.content, t.created_at, t.trust, t.access_count
+        select f.*, t.name, t.content, t.created_at, t.trust, t.access_count,
+               row_number() over w = 1 as session_row,
+               max(f.fused) over (partition by f.session_key) as best,
+               greatest(
+                   case when lag(t.position) over w = t.position - 1 then lag(f.fused) over w end,
+                   case when lead(t.position) over w = t.position + 1 then lead(f.fused) over w end
+               ) as neighbor
         from fused as f
         inner join memory.turns as t on t.tenant_id = v_tenant and f.turn_key = t.turn_key
+        window w as (partition by f.session_key order by t.position)
     ),
-    scored as (
-        select p.*, ss.best, ss.summary_z, ss.session_vector_z, ss.open_loops,
-               greatest(before.fused, after.fused) as neighbor
+    with_session as (
+        select p.*,
+               case when p.session_row then coalesce((
+                   select ts_rank_cd(m.tsv, v_tsquery) from memory.summaries as m
+                   where m.tenant_id = v_tenant and m.session_key = p.session_key
+               ), 0) end as summary_score,
+               case when p.session_row then (
+                   select m.open_loops from memory.summaries as m
+                   where m.tenant_id = v_tenant and m.session_key = p.session_key
+               ) end as open_loops,
+               case when p.session_row then (
+                   select 1 - (e.embedding <=> v_vector) from memory.session_embeddings as e
+                   where e.tenant_id = v_tenant and e.session_key = p.session_key and e.model = v_recall_model
+               ) end as session_cosine
         from positioned as p
-        inner join session_signals as ss on p.session_key = ss.session_key
-        left join positioned as before on p.session_key = before.session_key and before.position = p.position - 1
-        left join positioned as after on p.session_key = after.session_key and after.position = p.position + 1
+    ),
+    -- z-scores over the candidate sessions (one row each), on their first rows.
+    session_z as (
+        select ws.*,
+               case when ws.session_row then
+                   (ws.summary_score - avg(ws.summary_score) filter (where ws.session_row) over ())
+                   / nullif(stddev_pop(ws.summary_score) filter (where ws.session_row) over (), 0)
+               end as summary_z_here,
+               case when ws.session_row then
+                   (ws.session_cosine - avg(ws.session_cosine) filter (where ws.session_row) over ())
+                   / nullif(stddev_pop(ws.session_cosine) filter (where ws.session_row) over (), 0)
+               end as session_vector_z_here
+        from with_session as ws
+    ),
+    -- ... spread to every candidate of the session.
+    scored as (
+        select z.*,
+               max(z.summary_z_here) over s as summary_z,
+               max(z.session_vector_z_here) over s as session_vector_z,
+               first_value(z.open_loops) over (s order by z.session_row desc) as session_open_loops
+        from session_z as z
+        window s as (partition by z.session_key)
     ),
     parts as (
         select sc.*,
@@ -384,7 +455,8 @@ begin
                * power(0.5, extract(epoch from pg_catalog.now() - sc.created_at) / 86400.0
                             / (v_cfg ->> 'recency_half_life_days')::float8) as p_recency,
                (v_cfg ->> 'weight_access')::float8 * ln(1 + sc.access_count) as p_access,
-               case when exists (select from jsonb_array_elements_text(sc.open_loops) as o where strpos(sc.content, o) > 0)
+               case when exists (select from jsonb_array_elements_text(sc.session_open_loops) as o
+                                 where strpos(sc.content, o) > 0)
                    then (v_cfg ->> 'weight_open_loop')::float8 else 0 end as p_open_loop,
                (v_cfg ->> 'weight_trust')::float8 * ln(greatest(sc.trust, 1e-6)) as p_trust
         from scored as sc
@@ -392,26 +464,11 @@ begin
     select p.turn_key, p.session_key,
            p.fused + p.p_session + p.p_neighbor + p.p_summary + p.p_session_vector + p.p_speaker + p.p_recency
            + p.p_access + p.p_open_loop + p.p_trust as score,
-           jsonb_build_object(
-               'lexical', jsonb_build_object('bm25', round(p.bm25::numeric, 6), 'rank', p.lexical_rank,
-                                             'z', round(p.lexical_z::numeric, 6)),
-               'dense', jsonb_build_object('cosine', round(p.cosine::numeric, 6),
-                                           'rank', case when p.cosine is not null then p.dense_rank end,
-                                           'z', round(p.dense_z::numeric, 6), 'model', v_recall_model),
-               'fusion', v_cfg ->> 'fusion',
-               'fused', round(p.fused::numeric, 6),
-               'session', round(p.p_session::numeric, 6),
-               'neighbor', round(p.p_neighbor::numeric, 6),
-               'summary', round(p.p_summary::numeric, 6),
-               'session_vector', round(p.p_session_vector::numeric, 6),
-               'speaker', round(p.p_speaker::numeric, 6),
-               'recency', round(p.p_recency::numeric, 6),
-               'access', round(p.p_access::numeric, 6),
-               'open_loop', round(p.p_open_loop::numeric, 6),
-               'trust', round(p.p_trust::numeric, 6),
-               'speakers_matched', to_jsonb(v_speakers),
-               'degraded', to_jsonb(v_degraded)
-           )
+           array[p.bm25, p.lexical_rank, p.lexical_z, p.cosine, case when p.cosine is not null then p.dense_rank end,
+                 p.dense_z, p.fused, p.p_session, p.p_neighbor, p.p_summary, p.p_session_vector, p.p_speaker,
+                 p.p_recency, p.p_access, p.p_open_loop, p.p_trust],
+           jsonb_build_object('model', v_recall_model, 'fusion', v_cfg ->> 'fusion',
+                              'speakers_matched', to_jsonb(v_speakers), 'degraded', to_jsonb(v_degraded))
     from parts as p
     order by 3 desc, p.turn_key;
 end
@@ -419,6 +476,36 @@ $$;
 
 comment on function memory._recall_candidates(text, text, timestamptz, timestamptz, text, text[], text, jsonb, vector)
 is 'Internal: every candidate turn of a recall with each signal and the final score.';
+
+-- A candidate's components, from the signals memory._recall_candidates returns: built only for the rows a
+-- caller shows (recall's k hits), not for every candidate.
+create or replace function memory._components(signals double precision[], context jsonb) returns jsonb
+language sql
+immutable
+as $$
+    select jsonb_build_object(
+        'lexical', jsonb_build_object('bm25', round(signals[1]::numeric, 6), 'rank', signals[2]::integer,
+                                      'z', round(signals[3]::numeric, 6)),
+        'dense', jsonb_build_object('cosine', round(signals[4]::numeric, 6), 'rank', signals[5]::integer,
+                                    'z', round(signals[6]::numeric, 6), 'model', context -> 'model'),
+        'fusion', context -> 'fusion',
+        'fused', round(signals[7]::numeric, 6),
+        'session', round(signals[8]::numeric, 6),
+        'neighbor', round(signals[9]::numeric, 6),
+        'summary', round(signals[10]::numeric, 6),
+        'session_vector', round(signals[11]::numeric, 6),
+        'speaker', round(signals[12]::numeric, 6),
+        'recency', round(signals[13]::numeric, 6),
+        'access', round(signals[14]::numeric, 6),
+        'open_loop', round(signals[15]::numeric, 6),
+        'trust', round(signals[16]::numeric, 6),
+        'speakers_matched', context -> 'speakers_matched',
+        'degraded', context -> 'degraded'
+    )
+$$;
+
+comment on function memory._components(double precision[], jsonb) is
+'Internal: the components object of one recall candidate (each signal''s rank and contribution).';
 
 create or replace function memory.recall(
     query text,
@@ -455,7 +542,8 @@ begin
     end if;
     -- Rank once; the hits are kept to return them and, when access counting is on, to count them.
     select array_agg(h.turn_key order by h.score desc, h.turn_key), array_agg(h.session_key order by h.score desc, h.turn_key),
-           array_agg(h.score order by h.score desc, h.turn_key), array_agg(h.components order by h.score desc, h.turn_key)
+           array_agg(h.score order by h.score desc, h.turn_key),
+           array_agg(memory._components(h.signals, h.context) order by h.score desc, h.turn_key)
     into v_turns, v_sessions, v_scores, v_components
     from (
         select c.* from (
@@ -479,7 +567,7 @@ begin
     left join memory.summaries as m on m.tenant_id = v_tenant and h.session_key = m.session_key
     order by h.n;
 
-    if (memory._recall_settings(weights) ->> 'recall_count_access')::boolean then
+    if coalesce(weights -> 'recall_count_access', memory.setting('recall_count_access'))::boolean then
         update memory.turns as t
         set access_count = t.access_count + 1, last_accessed_at = pg_catalog.now()
         where t.tenant_id = v_tenant and t.turn_key = any(v_turns);
@@ -514,7 +602,7 @@ language sql
 stable
 as $$
     select row_number() over (order by c.score desc, c.turn_key), s.session_id, t.turn_key, t.name, t.content, c.score,
-           (c.components #>> '{lexical,rank}')::integer, (c.components #>> '{dense,rank}')::integer, c.components
+           c.signals[2]::integer, c.signals[5]::integer, memory._components(c.signals, c.context)
     from memory._recall_candidates(query, agent_id, since, until, source, entities, entity_mode, weights,
                                    query_vector) as c
     inner join memory.turns as t on t.tenant_id = memory.current_tenant() and c.turn_key = t.turn_key

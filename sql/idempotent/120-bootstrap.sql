@@ -1,6 +1,8 @@
--- Bootstrap: what an agent should know when a new conversation starts, within a character budget.
--- In order, until the budget is spent: remembered facts (most trusted, then newest), the open loops
--- and decisions of the most recent sessions, then those sessions' summaries.
+-- Bootstrap and task context: what an agent should know, within a character budget, when a new
+-- conversation starts (bootstrap) or for a task at hand (context_for_task).
+
+-- Bootstrap, in order until the budget is spent: remembered facts (most trusted, then newest), the open
+-- loops and decisions of the most recent sessions, then those sessions' summaries.
 create or replace function memory.bootstrap(
     agent_id text default null, max_chars integer default null, sessions integer default 5
 ) returns table (section text, session_id text, at timestamptz, content text)
@@ -53,3 +55,30 @@ comment on function memory.bootstrap(text, integer, integer) is
 'Context for a new conversation of an agent (or every agent when null), at most max_chars characters '
 '(default: setting bootstrap_max_chars): remembered facts, then the open loops, decisions and summaries of '
 'the most recent sessions. Stops at the first item that would overflow the budget.';
+
+-- Context for a task: the turns most relevant to it (by memory.recall), best first, within a budget.
+create or replace function memory.context_for_task(
+    task text, max_chars integer default null, agent_id text default null, k integer default 20
+) returns table (
+    rank bigint, session_id text, turn_id bigint, at timestamptz, speaker text, content text, score double precision
+)
+language sql
+volatile
+as $$
+    with hits as (
+        select row_number() over (order by r.score desc, r.turn_id) as rank, r.session_id, r.turn_id,
+               r.created_at, coalesce(r.speaker, r.role) as speaker, r.content, r.score
+        from memory.recall(task, k => context_for_task.k, agent_id => context_for_task.agent_id) as r
+    ),
+    packed as (
+        select h.*, sum(length(h.content)) over (order by h.rank rows unbounded preceding) as used from hits as h
+    )
+    select p.rank, p.session_id, p.turn_id, p.created_at, p.speaker, p.content, p.score
+    from packed as p
+    where p.used <= coalesce(context_for_task.max_chars, (memory.setting('context_max_chars') #>> '{}')::integer)
+    order by p.rank
+$$;
+
+comment on function memory.context_for_task(text, integer, text, integer) is
+'The turns most relevant to a task (memory.recall of the task, up to k), best first, as many as fit in '
+'max_chars characters (default: setting context_max_chars); stops at the first that would overflow.';

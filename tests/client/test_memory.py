@@ -81,6 +81,9 @@ def test_explain_feedback_remember_bootstrap_forget_and_export(memory):
     context = memory.bootstrap(agent_id="bot", max_chars=2000)
     assert isinstance(context, Bootstrap) and context.items[0].content == "Ana is the security lead."
     assert context.text().startswith("## Remembered\n- Ana is the security lead.")
+    task = memory.context_for_task("rotate the signing keys", max_chars=500, agent_id="bot")
+    assert task.items[0].content == CHAT[1]["content"] and task.items[0].speaker == "assistant"
+    assert task.text().startswith("- assistant (")
     exported = memory.export(agent_id="bot", session_id="chat-1")
     assert [m["id"] for m in exported[0]["messages"]] == ["a1", "a2"]
     assert memory.forget("chat-1", agent_id="bot").turns_removed == 2

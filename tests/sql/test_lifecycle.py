@@ -154,3 +154,16 @@ def test_stats_count_each_agents_memory(memory):
     ).fetchall()
     assert rows == [("solo", 1, 1, 0, 0, 0, 0, 1), ("team", 2, 4, 4, 4, 2, 0, 0)]
     assert memory.execute("select count(*) from memory.stats('team')").fetchone()[0] == 1
+
+
+def test_context_for_a_task_is_the_most_relevant_turns_within_the_budget(memory):
+    rows = memory.execute(
+        "select rank, session_id, speaker, content from memory.context_for_task('which day do we deploy?')"
+    ).fetchall()
+    assert [rank for rank, *_ in rows] == list(range(1, len(rows) + 1)) and len(rows) == 4
+    assert rows[0][1] == "incident" and "Tuesday" in rows[0][3]
+    budget = len(rows[0][3]) + len(rows[1][3])
+    limited = memory.execute(
+        "select content from memory.context_for_task('which day do we deploy?', max_chars => %s, k => 3)", (budget,)
+    ).fetchall()
+    assert [content for (content,) in limited] == [rows[0][3], rows[1][3]]
