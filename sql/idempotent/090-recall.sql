@@ -406,7 +406,8 @@ begin
         inner join memory.turns as t on t.tenant_id = v_tenant and f.turn_key = t.turn_key
         window w as (partition by f.session_key order by t.position)
     ),
-    with_session as (
+    -- Materialized: its lookups run once, not once for each use in the z-scores below.
+    with_session as materialized (
         select p.*,
                case when p.session_row then coalesce((
                    select ts_rank_cd(m.tsv, v_tsquery) from memory.summaries as m
