@@ -20,7 +20,7 @@ SOCKET_PATH_MAX = 107  # sun_path limit on Linux, less the terminating NUL
 SERVER_SETTINGS = {
     "listen_addresses": "''",
     "unix_socket_permissions": "0700",
-    "shared_buffers": "'256MB'",
+    "shared_buffers": "'1GB'",  # holds 100k turns' vectors, HNSW index and full text
     "max_connections": "50",
     "log_min_messages": "warning",
 }

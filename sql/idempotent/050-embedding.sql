@@ -2,10 +2,16 @@
 -- endpoints, and a partial HNSW index per model.
 
 -- Every setting in force, as one JSON object (what the Python side reads).
+-- plpgsql, not sql: its plan is kept for the session (a sql function called from plpgsql is planned again
+-- on every call, which cost more than the query itself).
 create or replace function memory._settings_json() returns jsonb
-language sql
+language plpgsql
 stable
-as $$ select jsonb_object_agg(s.key, s.value) from memory.settings as s $$;
+as $$
+begin
+    return (select jsonb_object_agg(s.key, s.value) from memory.settings as s);
+end
+$$;
 
 comment on function memory._settings_json() is 'Internal: every setting in force as one JSON object.';
 

@@ -106,13 +106,17 @@ comment on function memory._mark_ready_if_complete(text) is
 
 -- The model recall uses: the configured one once its vectors are complete, else the last ready one.
 create or replace function memory._recall_model(configured text) returns text
-language sql
+language plpgsql
 stable
 as $$
-    select m.model from memory.embedding_models as m
-    where m.state = 'ready'
-    order by (m.model = configured) is true desc, m.ready_at desc
-    limit 1
+begin
+    return (
+        select m.model from memory.embedding_models as m
+        where m.state = 'ready'
+        order by (m.model = configured) is true desc, m.ready_at desc
+        limit 1
+    );
+end
 $$;
 
 comment on function memory._recall_model(text) is

@@ -33,14 +33,19 @@ comment on function memory._recall_settings(jsonb) is
 'Internal: the settings in force for one recall, per-call weights taking precedence.';
 
 -- The speakers of the scope whose names the query mentions (whole words, any case).
+-- plpgsql for the plan it keeps across calls (see memory._settings_json).
 create or replace function memory._query_speakers(query text, tenant text, agent text) returns text[]
-language sql
+language plpgsql
 stable
 as $$
-    select coalesce(array_agg(distinct s.name), '{}')
-    from memory.speakers as s
-    where s.tenant_id = tenant and (agent is null or s.agent_id = agent)
-        and query ~* ('\m' || regexp_replace(s.name, '([.*+?^${}()|\[\]\\])', '\\\1', 'g') || '\M')
+begin
+    return (
+        select coalesce(array_agg(distinct s.name), '{}')
+        from memory.speakers as s
+        where s.tenant_id = tenant and (agent is null or s.agent_id = agent)
+            and query ~* ('\m' || regexp_replace(s.name, '([.*+?^${}()|\[\]\\])', '\\\1', 'g') || '\M')
+    );
+end
 $$;
 
 comment on function memory._query_speakers(text, text, text) is
@@ -129,17 +134,19 @@ comment on function memory._turn_filter(text, bigint, bigint, timestamptz, times
 create or replace function memory._nearest_sql(
     relation text, keys text[], model text, dimensions integer, exact boolean, filter text
 ) returns text
-language sql
+language plpgsql
 immutable
 as $$
-    select format(
+begin
+    return format(
         'select %s from (select %s from memory.%I as e where e.model = %L and e.tenant_id = $2 %s order by %s limit $9) as n',
         (select string_agg(format('array_agg(n.%I)', k), ', ') from unnest(keys) as k),
         (select string_agg(format('e.%I', k), ', ') from unnest(keys) as k),
         relation, model, coalesce(filter, ''),
         format(case when exact then '(e.embedding::vector(%s) <=> $1) + 0' else 'e.embedding::vector(%s) <=> $1' end,
                dimensions)
-    )
+    );
+end
 $$;
 
 comment on function memory._nearest_sql(text, text[], text, integer, boolean, text) is
@@ -469,7 +476,8 @@ begin
                  p.dense_z, p.fused, p.p_session, p.p_neighbor, p.p_summary, p.p_session_vector, p.p_speaker,
                  p.p_recency, p.p_access, p.p_open_loop, p.p_trust],
            jsonb_build_object('model', v_recall_model, 'fusion', v_cfg ->> 'fusion',
-                              'speakers_matched', to_jsonb(v_speakers), 'degraded', to_jsonb(v_degraded))
+                              'speakers_matched', to_jsonb(v_speakers), 'degraded', to_jsonb(v_degraded),
+                              'count_access', v_cfg -> 'recall_count_access')
     from parts as p
     order by 3 desc, p.turn_key;
 end
@@ -534,6 +542,7 @@ declare
     v_sessions bigint [];
     v_scores double precision [];
     v_components jsonb [];
+    v_count_access boolean;
 begin
     if k is null or k < 1 then
         raise exception 'agent_memory: k must be at least 1, got %', k;
@@ -544,8 +553,9 @@ begin
     -- Rank once; the hits are kept to return them and, when access counting is on, to count them.
     select array_agg(h.turn_key order by h.score desc, h.turn_key), array_agg(h.session_key order by h.score desc, h.turn_key),
            array_agg(h.score order by h.score desc, h.turn_key),
-           array_agg(memory._components(h.signals, h.context) order by h.score desc, h.turn_key)
-    into v_turns, v_sessions, v_scores, v_components
+           array_agg(memory._components(h.signals, h.context) order by h.score desc, h.turn_key),
+           bool_or((h.context ->> 'count_access')::boolean)
+    into v_turns, v_sessions, v_scores, v_components, v_count_access
     from (
         select c.* from (
             select c.*, row_number() over (partition by c.session_key order by c.score desc, c.turn_key) as in_session
@@ -568,7 +578,7 @@ begin
     left join memory.summaries as m on m.tenant_id = v_tenant and h.session_key = m.session_key
     order by h.n;
 
-    if coalesce(weights -> 'recall_count_access', memory.setting('recall_count_access'))::boolean then
+    if v_count_access then
         update memory.turns as t
         set access_count = t.access_count + 1, last_accessed_at = pg_catalog.now()
         where t.tenant_id = v_tenant and t.turn_key = any(v_turns);
