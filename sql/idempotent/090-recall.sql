@@ -346,7 +346,9 @@ begin
                 on c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no
                     and e.model = v_recall_model
             where c.tenant_id = v_tenant and c.session_key = found.session_key
-            order by e.embedding <=> v_vector nulls last, ts_rank_cd(c.tsv, v_tsquery) desc, c.turn_key
+            -- Full-text rank only decides among chunks without a vector (computed for those alone).
+            order by e.embedding <=> v_vector nulls last,
+                case when e.embedding is null then ts_rank_cd(c.tsv, v_tsquery) end desc nulls last, c.turn_key
             limit 2
         ) as best
     ) as x;
