@@ -39,6 +39,10 @@ def _one(cls: Callable[..., T]) -> Callable[[Rows], T]:
     return lambda rows: cls(**rows[0])
 
 
+def _collected(container: Callable[[list[Any]], T], item: Callable[..., Any]) -> Callable[[Rows], T]:
+    return lambda rows: container([item(**row) for row in rows])
+
+
 def function(name: str, result: Callable[[Rows], T], **args: Any) -> Call[T]:
     """select * from memory.<name>(arg => value, ...) with the arguments that are not None."""
     given = {key: value for key, value in args.items() if value is not None}
@@ -122,26 +126,15 @@ def remember(
 
 
 def bootstrap(agent_id: str | None, max_chars: int | None, sessions: int | None) -> Call[results.Bootstrap]:
-    return function(
-        "bootstrap",
-        lambda rows: results.Bootstrap([results.BootstrapItem(**row) for row in rows]),
-        agent_id=agent_id,
-        max_chars=max_chars,
-        sessions=sessions,
-    )
+    collected = _collected(results.Bootstrap, results.BootstrapItem)
+    return function("bootstrap", collected, agent_id=agent_id, max_chars=max_chars, sessions=sessions)
 
 
 def context_for_task(
     task: str, max_chars: int | None, agent_id: str | None, k: int | None
 ) -> Call[results.TaskContext]:
-    return function(
-        "context_for_task",
-        lambda rows: results.TaskContext([results.ContextItem(**row) for row in rows]),
-        task=task,
-        max_chars=max_chars,
-        agent_id=agent_id,
-        k=k,
-    )
+    collected = _collected(results.TaskContext, results.ContextItem)
+    return function("context_for_task", collected, task=task, max_chars=max_chars, agent_id=agent_id, k=k)
 
 
 def forget(session_id: str, agent_id: str | None) -> Call[results.Forgotten]:
