@@ -8,14 +8,15 @@ back as tool errors carrying the server's message.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Annotated, Any, Literal, TypeVar, cast
 
 from pydantic import Field
 
 from agent_memory.client import Memory
 from agent_memory.errors import AgentMemoryError
+from agent_memory.formatting import plain
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,7 +28,8 @@ INSTRUCTIONS = (
 
 
 def _plain(value: Any) -> dict[str, Any]:
-    return {key: (str(item) if hasattr(item, "isoformat") else item) for key, item in asdict(value).items()}
+    """A result as JSON-ready data (times as ISO 8601 text)."""
+    return cast(dict[str, Any], json.loads(json.dumps(plain(value), default=str)))
 
 
 def _reported(tool: F) -> F:

@@ -177,7 +177,6 @@ declare
     v_model record;
     v_recall_model text;
     v_vector vector := query_vector;
-    v_scope_chunks bigint;
     v_lex_keys bigint [] := '{}';
     v_lex_chunks integer [] := '{}';
     v_dense_keys bigint [] := '{}';
@@ -273,14 +272,13 @@ begin
         end;
     end if;
     if v_vector is not null then
-        v_scope_chunks := v_chunks_in_scope;
         if query_vector is not null and vector_dims(query_vector) <> (
             select m.dimensions from memory.embedding_models as m where m.model = v_recall_model
         ) then
             raise exception 'agent_memory: query_vector has % dimensions but model % has %', vector_dims(query_vector),
                 v_recall_model, (select m.dimensions from memory.embedding_models as m where m.model = v_recall_model);
         end if;
-        v_exact := v_scope_chunks <= (v_cfg ->> 'exact_search_max_chunks')::bigint;
+        v_exact := v_chunks_in_scope <= (v_cfg ->> 'exact_search_max_chunks')::bigint;
         if not v_exact then
             perform set_config('hnsw.iterative_scan', 'relaxed_order', true);
             perform set_config('hnsw.ef_search', greatest(40, least(1000, v_candidates))::text, true);
@@ -291,12 +289,10 @@ begin
             case when coalesce(_recall_candidates.agent_id, _recall_candidates.source) is not null
                       or since is not null or until is not null or entities is not null then $filter$
                 and exists (
-                    select from memory.turns as t
-                    inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
-                    where t.tenant_id = e.tenant_id and t.turn_key = e.turn_key and ($3 is null or t.agent_id = $3)
-                        and ($4 is null or t.created_at >= $4) and ($5 is null or t.created_at <= $5)
-                        and ($6 is null or s.source = $6)
-                        and ($7 is null or memory._matches_entities(t.content, t.name, $7, $8))
+                    select from memory.chunks as c
+                    cross join lateral memory._turn_filter(c.tenant_id, c.turn_key, c.session_key, $4, $5, $6, $7, $8)
+                    where c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no
+                        and ($3 is null or c.agent_id = $3)
                 )$filter$
             end
         ) into v_dense_keys, v_dense_chunks
@@ -417,20 +413,18 @@ begin
     ),
     -- Materialized: its lookups run once, not once for each use in the z-scores below.
     with_session as materialized (
-        select p.*,
-               case when p.session_row then coalesce((
-                   select ts_rank_cd(m.tsv, v_tsquery) from memory.summaries as m
-                   where m.tenant_id = v_tenant and m.session_key = p.session_key
-               ), 0) end as summary_score,
-               case when p.session_row then (
-                   select m.open_loops from memory.summaries as m
-                   where m.tenant_id = v_tenant and m.session_key = p.session_key
-               ) end as open_loops,
-               case when p.session_row then (
-                   select 1 - (e.embedding <=> v_vector) from memory.session_embeddings as e
-                   where e.tenant_id = v_tenant and e.session_key = p.session_key and e.model = v_recall_model
-               ) end as session_cosine
+        select p.*, case when p.session_row then coalesce(sm.summary_score, 0) end as summary_score, sm.open_loops,
+               sv.cosine as session_cosine
         from positioned as p
+        left join lateral (
+            select ts_rank_cd(m.tsv, v_tsquery) as summary_score, m.open_loops from memory.summaries as m
+            where p.session_row and m.tenant_id = v_tenant and m.session_key = p.session_key
+        ) as sm on true
+        left join lateral (
+            select 1 - (e.embedding <=> v_vector) as cosine from memory.session_embeddings as e
+            where p.session_row and e.tenant_id = v_tenant and e.session_key = p.session_key
+                and e.model = v_recall_model
+        ) as sv on true
     ),
     -- z-scores over the candidate sessions (one row each), on their first rows.
     session_z as (

@@ -1,14 +1,37 @@
 -- Bootstrap and task context: what an agent should know, within a character budget, when a new
 -- conversation starts (bootstrap) or for a task at hand (context_for_task).
 
+-- A character budget given by a caller: null (the setting's default) or at least 1.
+create or replace function memory._check_budget(max_chars integer) returns void
+language plpgsql
+immutable
+as $$
+begin
+    if max_chars < 1 then
+        raise exception 'agent_memory: max_chars must be at least 1, got %', max_chars
+            using errcode = 'invalid_parameter_value';
+    end if;
+end
+$$;
+
+comment on function memory._check_budget(integer) is 'Internal: rejects a character budget below 1.';
+
 -- Bootstrap, in order until the budget is spent: remembered facts (most trusted, then newest), the open
 -- loops and decisions of the most recent sessions, then those sessions' summaries.
 create or replace function memory.bootstrap(
     agent_id text default null, max_chars integer default null, sessions integer default 5
 ) returns table (section text, session_id text, at timestamptz, content text)
-language sql
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    perform memory._check_budget(bootstrap.max_chars);
+    if bootstrap.sessions is null or bootstrap.sessions < 0 then
+        raise exception 'agent_memory: sessions must be 0 or more, got %', coalesce(bootstrap.sessions::text, 'null')
+            using errcode = 'invalid_parameter_value';
+    end if;
+    return query
     with budget as (
         select coalesce(bootstrap.max_chars, (memory.setting('bootstrap_max_chars') #>> '{}')::integer) as chars
     ),
@@ -18,7 +41,7 @@ as $$
         where s.tenant_id = memory.current_tenant() and s.session_id <> 'remembered'
             and (bootstrap.agent_id is null or s.agent_id = bootstrap.agent_id)
         order by s.started_at desc, s.session_key desc
-        limit greatest(bootstrap.sessions, 0)
+        limit bootstrap.sessions
     ),
     items as (
         select 1 as priority, 'remembered' as section, s.session_id, t.created_at as at, t.content,
@@ -48,7 +71,8 @@ as $$
     select p.section, p.session_id, p.at, p.content
     from packed as p cross join budget as b
     where p.used <= b.chars
-    order by p.priority, p.n
+    order by p.priority, p.n;
+end
 $$;
 
 comment on function memory.bootstrap(text, integer, integer) is
@@ -62,9 +86,13 @@ create or replace function memory.context_for_task(
 ) returns table (
     rank bigint, session_id text, turn_id bigint, at timestamptz, speaker text, content text, score double precision
 )
-language sql
+language plpgsql
 volatile
 as $$
+#variable_conflict use_column
+begin
+    perform memory._check_budget(context_for_task.max_chars);
+    return query
     with hits as (
         select row_number() over (order by r.score desc, r.turn_id) as rank, r.session_id, r.turn_id,
                r.created_at, coalesce(r.speaker, r.role) as speaker, r.content, r.score
@@ -76,7 +104,8 @@ as $$
     select p.rank, p.session_id, p.turn_id, p.created_at, p.speaker, p.content, p.score
     from packed as p
     where p.used <= coalesce(context_for_task.max_chars, (memory.setting('context_max_chars') #>> '{}')::integer)
-    order by p.rank
+    order by p.rank;
+end
 $$;
 
 comment on function memory.context_for_task(text, integer, text, integer) is

@@ -167,3 +167,18 @@ def test_context_for_a_task_is_the_most_relevant_turns_within_the_budget(memory)
         "select content from memory.context_for_task('which day do we deploy?', max_chars => %s, k => 3)", (budget,)
     ).fetchall()
     assert [content for (content,) in limited] == [rows[0][3], rows[1][3]]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        ("memory.bootstrap(max_chars => 0)", "max_chars must be at least 1, got 0"),
+        ("memory.bootstrap(sessions => -1)", "sessions must be 0 or more, got -1"),
+        ("memory.context_for_task('deploys', max_chars => -5)", "max_chars must be at least 1, got -5"),
+        ("memory.context_for_task('deploys', k => 0)", "k must be at least 1, got 0"),
+        ("memory.remember('Deploys are on Tuesdays.', metadata => '[1]')", "remember metadata must be a JSON object"),
+    ],
+)
+def test_budgets_and_options_out_of_range_are_named(memory, call, message):
+    with pytest.raises(psycopg.Error, match=message):
+        memory.execute(f"select * from {call}")
