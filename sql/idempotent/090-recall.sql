@@ -418,11 +418,12 @@ begin
         from positioned as p
         left join lateral (
             select ts_rank_cd(m.tsv, v_tsquery) as summary_score, m.open_loops from memory.summaries as m
-            where p.session_row and m.tenant_id = v_tenant and m.session_key = p.session_key
+            -- Only for a session's first row (the key is null on the others, so the index finds nothing).
+            where m.tenant_id = v_tenant and m.session_key = case when p.session_row then p.session_key end
         ) as sm on true
         left join lateral (
             select 1 - (e.embedding <=> v_vector) as cosine from memory.session_embeddings as e
-            where p.session_row and e.tenant_id = v_tenant and e.session_key = p.session_key
+            where e.tenant_id = v_tenant and e.session_key = case when p.session_row then p.session_key end
                 and e.model = v_recall_model
         ) as sv on true
     ),
