@@ -20,7 +20,7 @@ from agent_memory.results import (
     Worked,
 )
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = [
     "AgentMemoryError",
