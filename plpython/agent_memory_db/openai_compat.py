@@ -1,4 +1,5 @@
-"""Clients for OpenAI-compatible endpoints: /v1/embeddings and /v1/chat/completions.
+"""Clients for OpenAI-compatible endpoints: /v1/embeddings and /v1/chat/completions, and the JSON POST
+they share (post_json, also used by rerank.py).
 
 Standard library only. Retries connection failures, 429 and 5xx answers with exponential backoff;
 other answers are errors that keep the server's message.
@@ -12,10 +13,49 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 class ProviderError(RuntimeError):
     """The endpoint failed or answered with something unusable."""
+
+
+def post_json(
+    url: str,
+    payload: dict,
+    api_key: str | None = None,
+    timeout: float = 30.0,
+    retries: int = 2,
+    backoff: float = 0.5,
+) -> Any:
+    """POST payload as JSON to the full url and return the decoded JSON answer.
+
+    Connection failures, timeouts, 429 and 5xx are retried `retries` times with exponential backoff;
+    the last failure, or any other error answer, is a ProviderError that names the url and keeps
+    the server's message.
+    """
+    headers = {"Content-Type": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    body = json.dumps(payload).encode()
+    last = ""
+    for attempt in range(retries + 1):
+        if attempt:
+            time.sleep(backoff * 2 ** (attempt - 1))
+        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode(errors="replace")[:500]
+            last = f"{url} answered {exc.code}: {detail}"
+            if exc.code != 429 and exc.code < 500:
+                break
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+            last = f"{url} failed: {getattr(exc, 'reason', exc)}"
+        except json.JSONDecodeError as exc:
+            raise ProviderError(f"{url} answered with invalid JSON: {exc}") from exc
+    raise ProviderError(f"{last} (after {attempt + 1} attempt{'s' if attempt else ''})")
 
 
 @dataclass(frozen=True)
@@ -28,28 +68,7 @@ class Endpoint:
 
     def post(self, path: str, payload: dict) -> dict:
         url = self.base_url.rstrip("/") + path
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        body = json.dumps(payload).encode()
-        last = ""
-        for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
-            request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    return json.loads(response.read())
-            except urllib.error.HTTPError as exc:
-                detail = exc.read().decode(errors="replace")[:500]
-                last = f"{url} answered {exc.code}: {detail}"
-                if exc.code != 429 and exc.code < 500:
-                    break
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-                last = f"{url} failed: {getattr(exc, 'reason', exc)}"
-            except json.JSONDecodeError as exc:
-                raise ProviderError(f"{url} answered with invalid JSON: {exc}") from exc
-        raise ProviderError(f"{last} (after {attempt + 1} attempt{'s' if attempt else ''})")
+        return post_json(url, payload, self.api_key, self.timeout, self.retries, self.backoff)
 
 
 def embed(endpoint: Endpoint, model: str, texts: Sequence[str], dimensions: int) -> list[list[float]]:
