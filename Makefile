@@ -14,7 +14,7 @@ ifeq ($(SUDO),)
 endif
 export AGENT_MEMORY_HOME ?= $(CURDIR)/.agent-memory
 
-.PHONY: demo test provision build install db-start db-stop lint bench-locomo bench-recall bench-ingest release clean
+.PHONY: demo test provision build install db-start db-stop lint bench-locomo bench-beam bench-recall bench-ingest release clean
 
 ## demo: start the local server, install the extension, show what the product does
 demo: provision db-start
@@ -54,6 +54,10 @@ lint: provision
 ## bench-locomo: retrieval quality on LoCoMo (../shared/bench/locomo) through memory.recall
 bench-locomo: db-start
 	$(VENV)/bin/python bench/locomo_recall.py
+
+## bench-beam: retrieval quality on BEAM-100K user-assistant chats (../shared/bench/beam) through memory.recall
+bench-beam: db-start
+	$(VENV)/bin/python bench/beam_recall.py
 
 ## bench-recall: recall latency at 10k and 100k turns against the HNSW + GIN lower bound
 bench-recall: db-start
