@@ -17,8 +17,8 @@ select * from memory.commit('tour-1',
 \echo '== run the queued enrichment job'
 call memory.work(10);
 
-\echo '== what got indexed (noise such as "ok thanks" is left out; each turn carries its predecessor)'
-select t.position, t.role, left(c.text, 90) as indexed_text
+\echo '== what got indexed (noise such as "ok thanks" is left out; the turn before is kept as context)'
+select t.position, t.role, left(c.text, 90) as indexed_text, c.context_turn_key
 from memory.chunks as c join memory.turns as t using (tenant_id, turn_key)
 where t.agent_id = 'tour-bot' order by t.position;
 
@@ -29,7 +29,7 @@ where agent_id = 'tour-bot';
 
 \echo '== recall: the turns that answer a question, with why they ranked there'
 select speaker, left(content, 70) as content, round(score::numeric, 3) as score,
-       components -> 'lexical' ->> 'rank' as lexical_rank, components -> 'dense' ->> 'rank' as dense_rank
+       components #>> '{signals,lexical,rank}' as lexical_rank, components #>> '{signals,dense,rank}' as dense_rank
 from memory.recall('When is the auth cut-over?', k => 3, agent_id => 'tour-bot');
 
 \echo '== recall at session level, and a filter by speaker name'
@@ -39,8 +39,10 @@ select speaker, left(content, 70) as content
 from memory.recall('what did Ana ask for?', k => 1, agent_id => 'tour-bot');
 
 \echo '== explain: every candidate with its rank in each list and every contribution'
-select rank, left(content, 50) as content, round(score::numeric, 3) as score, lexical_rank, dense_rank,
-       components ->> 'session' as session, components ->> 'speaker' as speaker
+select rank, left(content, 50) as content, round(score::numeric, 3) as score, round(fused::numeric, 3) as fused,
+       components #>> '{signals,lexical,rank}' as lexical_rank, components #>> '{signals,dense,rank}' as dense_rank,
+       components #>> '{signals,session,contribution}' as session,
+       components #>> '{signals,speaker,contribution}' as speaker
 from memory.explain_recall('signing keys', agent_id => 'tour-bot');
 
 \echo '== embeddings, the queue, the settings'
@@ -48,3 +50,4 @@ select model, count(*) as vectors from memory.chunk_embeddings group by model;
 select * from memory.queue_status;
 select key, value, source from memory.settings where key in ('embedder', 'fusion', 'weight_dense', 'weight_speaker')
 order by key;
+select name, stage, weight, measures from memory.signal_definitions();

@@ -1,4 +1,7 @@
-"""What gets indexed for a turn: noise filtering, context from preceding turns, chunking.
+"""What gets indexed for a turn: noise filtering, chunking, and context from preceding turns.
+
+A chunk holds a turn's own words; its context (the preceding indexed turns) travels beside it as a
+separate field, so that recall can weigh a turn's own words above the words of the turn before it.
 
 Pure functions over plain dicts so they are tested without a database.
 """
@@ -7,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 CONFIRMATIONS = frozenset(
@@ -56,6 +59,12 @@ class IndexPolicy:
     context_turns: int = 1
     min_chars: int = 12
     chunk_chars: int = 1500
+    max_chunks: int = 16
+
+    @property
+    def max_chars(self) -> int:
+        """Indexing reads this many characters of a turn at most: max_chunks chunks' worth."""
+        return self.max_chunks * self.chunk_chars
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,8 @@ class Chunk:
     turn_key: int
     chunk_no: int
     text: str
+    context: str = ""
+    context_turn_key: int | None = None
 
     @property
     def sha256(self) -> str:
@@ -105,19 +116,24 @@ def split_chunks(text: str, chunk_chars: int) -> list[str]:
 
 
 def index_chunks(turns: Sequence[dict], policy: IndexPolicy) -> list[Chunk]:
-    """Chunks to index for the turns of one session, given in order as dicts with
-    turn_key, role and content. Each chunk carries the previous `context_turns` indexable turns
-    before its own text, since a turn alone often lacks the words of the question it answers."""
+    """Chunks to index for the turns of one session, given in order as dicts with turn_key, role and
+    content. A turn's first chunk carries the previous `context_turns` indexable turns as its context
+    (a turn alone often lacks the words of the question it answers) and the key of the turn just before
+    it. Only the first policy.max_chars characters of a turn are indexed."""
     chunks: list[Chunk] = []
-    context: list[str] = []
+    context: list[tuple[int, str]] = []
     for turn in turns:
         if turn["role"] not in policy.roles or is_noise(turn["content"], policy.min_chars):
             continue
-        prefix = "\n".join(context[-policy.context_turns :]) if policy.context_turns > 0 else ""
-        for number, piece in enumerate(split_chunks(turn["content"], policy.chunk_chars)):
-            text = f"{prefix}\n{piece}" if prefix and number == 0 else piece
-            chunks.append(Chunk(turn["turn_key"], number, text))
-        context.append(turn["content"].strip()[: policy.chunk_chars])
+        recent = context[-policy.context_turns :] if policy.context_turns > 0 else []
+        prefix = "\n".join(text for _, text in recent)
+        before = recent[-1][0] if recent else None
+        for number, piece in enumerate(split_chunks(turn["content"][: policy.max_chars], policy.chunk_chars)):
+            if number == 0:
+                chunks.append(Chunk(turn["turn_key"], number, piece, prefix, before))
+            else:
+                chunks.append(Chunk(turn["turn_key"], number, piece))
+        context.append((turn["turn_key"], turn["content"].strip()[: policy.chunk_chars]))
     return chunks
 
 
@@ -127,8 +143,5 @@ def policy_from_settings(settings: dict) -> IndexPolicy:
         context_turns=int(settings["index_context_turns"]),
         min_chars=int(settings["index_min_chars"]),
         chunk_chars=int(settings["chunk_chars"]),
+        max_chunks=int(settings["index_max_chunks"]),
     )
-
-
-def texts(chunks: Iterable[Chunk]) -> list[str]:
-    return [chunk.text for chunk in chunks]

@@ -18,7 +18,7 @@ from psycopg import sql
 from agent_memory import importers
 from agent_memory.client import Memory
 from agent_memory.errors import AgentMemoryError, InvalidInput
-from agent_memory.formatting import plain, print_json, print_record, print_table, signals
+from agent_memory.formatting import plain, print_json, print_record, print_table, ranks, signals
 from agent_memory.localdb import DEFAULT_PORT, LocalServer, LocalServerError
 from agent_memory.progress import Progress
 
@@ -165,8 +165,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if args.json:
         print_json(candidates)
         return 0
-    rows = [plain(candidate) | {"signals": signals(candidate.components)} for candidate in candidates]
-    columns = ["rank", "score", "lexical_rank", "dense_rank", "turn_id", "session_id", "content", "signals"]
+    rows = [
+        plain(candidate) | {"lists": ranks(candidate.components), "signals": signals(candidate.components)}
+        for candidate in candidates
+    ]
+    columns = ["rank", "score", "fused", "lists", "turn_id", "session_id", "content", "signals"]
     print_table(rows, columns, {"content": 50, "signals": 60})
     return 0
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from agent_memory import importers
 from agent_memory.client import Memory
-from agent_memory.formatting import print_table, signals
+from agent_memory.formatting import print_table, ranks, signals
 from agent_memory.progress import Progress
 
 TENANT = "demo"
@@ -77,9 +77,8 @@ def run(dsn: str, tenant: str | None = None) -> int:
             {
                 "rank": candidate.rank,
                 "score": candidate.score,
-                "full-text rank": candidate.lexical_rank,
-                "vector rank": candidate.dense_rank,
-                "fused": candidate.components.get("fused"),
+                "list ranks": ranks(candidate.components),
+                "fused": candidate.fused,
                 "other signals": signals(candidate.components),
                 "content": candidate.content,
             }

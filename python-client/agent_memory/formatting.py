@@ -45,10 +45,22 @@ def print_record(row: Any) -> None:
         print(f"{key:<{width}}  {'' if value is None else value}")
 
 
-SIGNALS = ("session", "neighbor", "summary", "session_vector", "speaker", "recency", "access", "open_loop", "trust")
+def _signals(components: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+    found = components.get("signals")
+    return found if isinstance(found, Mapping) else {}
+
+
+def ranks(components: Mapping[str, Any]) -> str:
+    """Where a candidate stood in each fused list (the registry's fusion signals): 'dense #1, lexical #4'."""
+    ranked = sorted((name, part["rank"]) for name, part in _signals(components).items() if part.get("rank"))
+    return ", ".join(f"{name} #{rank}" for name, rank in ranked)
 
 
 def signals(components: Mapping[str, Any]) -> str:
-    """The signals that moved a recall score, from its components: 'session +2.00, trust -0.69'."""
-    moved = [(name, components.get(name)) for name in SIGNALS]
-    return ", ".join(f"{name} {value:+.2f}" for name, value in moved if isinstance(value, int | float) and value)
+    """The boost signals that moved a recall score, from its components: 'session +2.00, trust -0.69'."""
+    moved = sorted(
+        (name, part.get("contribution"))
+        for name, part in _signals(components).items()
+        if "rank" not in part and isinstance(part.get("contribution"), int | float) and part.get("contribution")
+    )
+    return ", ".join(f"{name} {value:+.2f}" for name, value in moved)

@@ -9,12 +9,14 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Committed:
-    """memory.commit: the session, whether it is new, how many turns were added, the queued job."""
+    """memory.commit: the session, whether it is new, how many turns were added, the queued job, and how many
+    added turns are longer than indexing reads (stored whole, indexed in part)."""
 
     session_key: int
     created: bool
     turns_added: int
     job_id: int | None
+    turns_indexed_in_part: int
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ class Hit:
 
 @dataclass(frozen=True)
 class Candidate:
-    """One memory.explain_recall row: a candidate with its rank in each list and every component."""
+    """One memory.explain_recall row: a candidate in final order, its fused and final score, every component."""
 
     rank: int
     session_id: str
@@ -54,8 +56,7 @@ class Candidate:
     speaker: str | None
     content: str
     score: float
-    lexical_rank: int | None
-    dense_rank: int | None
+    fused: float
     components: dict[str, Any] = field(repr=False)
 
 

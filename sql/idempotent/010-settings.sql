@@ -2,15 +2,20 @@
 -- `set memory.<key> = ...`. Precedence, highest first: per-call argument (where a function takes
 -- one), session setting, memory.config, default.
 
--- Every setting the extension knows, with its default and the values it accepts.
+-- Every setting the extension knows, with its default and the values it accepts: the fixed ones, and
+-- the weight of each recall signal (weight_<name>, from memory.signals).
 create or replace function memory.setting_definitions()
 returns table (
     key text, default_value jsonb, value_type text, allowed jsonb,
     minimum numeric, maximum numeric, description text
 )
 language sql
-immutable parallel safe
+stable parallel safe
 as $$
+    select 'weight_' || s.name, to_jsonb(s.default_weight), 'number', null::jsonb, 0::numeric, 100::numeric,
+           'Weight of recall signal ' || s.name || ' (' || s.stage || '): ' || s.measures
+    from memory.signals as s
+    union all
     values
         ('embedder', '"local"'::jsonb, 'string', '["local", "openai", "client", "none"]'::jsonb,
          null::numeric, null::numeric,
@@ -18,8 +23,8 @@ as $$
          || 'openai (an OpenAI-compatible endpoint), client (callers pass vectors) or none (full-text only).'),
         ('enrich', '"queue"', 'string', '["queue", "now", "none"]', null, null,
          'What commit does about enrichment by default: queue a job, enrich now, or nothing.'),
-        ('max_message_chars', '200000', 'number', null, 1, 100000000,
-         'The longest message commit accepts, in characters.'),
+        ('max_message_chars', '10000000', 'number', null, 1, 100000000,
+         'The longest message commit accepts, in characters (indexing reads the first index_max_chunks chunks).'),
         ('index_roles', '["user", "assistant"]', 'array', null, null, null,
          'Roles whose turns are indexed for recall (add "tool" or "system" to index those).'),
         ('index_context_turns', '1', 'number', null, 0, 10,
@@ -28,6 +33,10 @@ as $$
          'Turns shorter than this are not indexed (with slash commands, confirmations, heartbeats).'),
         ('chunk_chars', '1500', 'number', null, 100, 100000,
          'Long turns are split at sentence ends into chunks of at most this many characters.'),
+        ('index_max_chunks', '16', 'number', null, 1, 100000,
+         'Indexing reads the first index_max_chunks x chunk_chars characters of a turn; the rest is stored, not indexed.'),
+        ('context_weight', '0.85', 'number', null, 0, 1,
+         'A turn is scored on its own words, or on them with the turn before it times this, whichever is higher.'),
         ('text_search_config', '"english"', 'string', null, null, null,
          'The text search configuration for full-text vectors of chunks and summaries.'),
         ('summarizer', '"extractive"', 'string', '["extractive", "llm", "none"]', null, null,
@@ -61,27 +70,18 @@ as $$
          'A query term found in more chunks than this still scores, but brings no full-text candidates by itself.'),
         ('fusion', '"zscore"', 'string', '["zscore", "rrf"]', null, null,
          'How the lists are fused: zscore (weighted sum of normalized scores) or rrf (reciprocal rank fusion).'),
+        ('neighbor_previous_share', '0.5', 'number', null, 0, 1,
+         'The share of the turn before''s fused score the neighbor signal counts (the turn after counts whole).'),
         ('rrf_k', '60', 'number', null, 1, 1000, 'The k of reciprocal rank fusion: 1 / (rrf_k + rank).'),
-        ('weight_lexical', '1.0', 'number', null, 0, 100, 'Weight of the full-text (BM25) score of turns.'),
-        ('weight_dense', '0.6', 'number', null, 0, 100, 'Weight of the vector (cosine) score of turns.'),
-        ('weight_summary', '0.1', 'number', null, 0, 100,
-         'Weight of the full-text score of the turn''s session summary.'),
-        ('weight_session_vector', '0.1', 'number', null, 0, 100,
-         'Weight of the cosine score of the turn''s session vector.'),
-        ('weight_speaker', '2.0', 'number', null, 0, 100,
-         'Boost of turns spoken by a participant the query names (names are matched, not searched as words).'),
-        ('weight_session', '0.5', 'number', null, 0, 100,
-         'Adds this times the best fused score in the turn''s session: sessions that match lift their turns.'),
-        ('weight_neighbor', '0.2', 'number', null, 0, 100,
-         'Adds this times the better fused score of the turns just before and after.'),
-        ('weight_recency', '0', 'number', null, 0, 100,
-         'Boost of recent turns: this times 0.5 ^ (age / recency_half_life_days).'),
+        ('rerank', '"none"', 'string', '["none", "http"]', null, null,
+         'Rerank stage: none, or http (the top rerank_candidates turns sent to the rerank_url endpoint).'),
+        ('rerank_url', '""', 'string', null, null, null,
+         'URL of a rerank endpoint taking {model, query, documents, top_n} (Cohere, Jina, vLLM shape).'),
+        ('rerank_model', '""', 'string', null, null, null, 'The model asked of the rerank endpoint (none sent if empty).'),
+        ('rerank_candidates', '20', 'number', null, 1, 1000, 'How many of the best fused turns the rerank stage reorders.'),
+        ('rerank_timeout_seconds', '2', 'number', null, 0.1, 600,
+         'Timeout of the rerank request; on timeout or error recall keeps the fused order and says so.'),
         ('recency_half_life_days', '30', 'number', null, 0.001, 100000, 'Half-life of the recency boost.'),
-        ('weight_access', '0', 'number', null, 0, 100,
-         'Boost of often recalled turns: this times ln(1 + access_count).'),
-        ('weight_open_loop', '0.1', 'number', null, 0, 100,
-         'Boost of turns that hold an open loop of their session''s summary.'),
-        ('weight_trust', '1', 'number', null, 0, 100, 'Adds this times ln(trust) of the turn (trust 1 adds 0).'),
         ('trust_helpful_step', '0.1', 'number', null, 0, 10,
          'What a helpful verdict adds to a turn''s trust (up to trust_max).'),
         ('trust_unhelpful_factor', '0.5', 'number', null, 0, 1,

@@ -33,15 +33,18 @@ comment on column memory.turns.created_at is 'When the message was said (event t
 comment on column memory.turns.recorded_at is 'When the message was stored (record time).';
 
 comment on table memory.chunks is
-'The text indexed for recall: per turn, one or more chunks with preceding turns as context.';
+'The text indexed for recall: per turn, chunks of its own words; the first with the turn before as context.';
 comment on column memory.chunks.tenant_id is 'The tenant.';
 comment on column memory.chunks.turn_key is 'The turn the chunk indexes.';
 comment on column memory.chunks.chunk_no is 'Chunk number within the turn, from 0.';
 comment on column memory.chunks.session_key is 'The turn''s session.';
 comment on column memory.chunks.agent_id is 'The turn''s agent.';
-comment on column memory.chunks.text is 'The indexed text (context, then the turn''s own text).';
+comment on column memory.chunks.text is 'The turn''s own words in this chunk (what is embedded).';
 comment on column memory.chunks.text_sha256 is 'sha256 of text: an unchanged chunk is never re-embedded.';
-comment on column memory.chunks.tsv is 'Full-text vector of text (setting text_search_config).';
+comment on column memory.chunks.tsv is
+'Full-text vector (setting text_search_config): own words under weight D, the context under weight C.';
+comment on column memory.chunks.context_turn_key is 'The turn just before, whose words are this chunk''s context.';
+comment on column memory.chunks.context_length is 'Lexeme occurrences of the context: its length for BM25.';
 
 comment on table memory.chunk_embeddings is 'Vectors of chunks, one per chunk and embedding model.';
 comment on column memory.chunk_embeddings.tenant_id is 'The tenant.';
@@ -84,7 +87,7 @@ comment on column memory.turns.trust is
 comment on column memory.turns.access_count is
 'How often recall returned the turn (counted only when recall_count_access is on).';
 comment on column memory.turns.last_accessed_at is 'When recall last returned the turn (with recall_count_access).';
-comment on column memory.chunks.length is 'Lexeme occurrences in tsv: the chunk''s length for BM25.';
+comment on column memory.chunks.length is 'Lexeme occurrences of the own words: the chunk''s length for BM25.';
 
 comment on table memory.speakers is 'Names that speak in each tenant and agent (turns.name), matched against queries.';
 comment on column memory.speakers.tenant_id is 'The tenant.';
@@ -96,7 +99,7 @@ comment on table memory.lexicon is
 comment on column memory.lexicon.tenant_id is 'The tenant.';
 comment on column memory.lexicon.agent_id is 'The agent.';
 comment on column memory.lexicon.lexeme is 'A lexeme of the chunks'' tsvectors.';
-comment on column memory.lexicon.chunks is 'How many chunks contain it.';
+comment on column memory.lexicon.chunks is 'How many chunks contain it in their own words.';
 
 comment on table memory.corpus is 'BM25 collection statistics per tenant and agent.';
 comment on column memory.corpus.tenant_id is 'The tenant.';

@@ -76,7 +76,9 @@ create or replace function memory.commit(
     tokens_out bigint default null,
     metadata jsonb default '{}',
     enrich text default null
-) returns table (session_key bigint, created boolean, turns_added integer, job_id bigint)
+) returns table (
+    session_key bigint, created boolean, turns_added integer, job_id bigint, turns_indexed_in_part integer
+)
 language plpgsql
 as $$
 #variable_conflict use_column
@@ -85,6 +87,9 @@ declare
     v_max_chars integer := (memory.setting('max_message_chars'))::integer;
     v_dimensions integer := (memory.setting('client_dimensions'))::integer;
     v_enrich text := coalesce(commit.enrich, memory.setting('enrich') #>> '{}');
+    v_index_roles jsonb := memory.setting('index_roles');
+    v_index_chars bigint := (memory.setting('index_max_chunks'))::bigint * (memory.setting('chunk_chars'))::bigint;
+    v_partial integer;
     v_problem record;
     v_bad_time record;
     v_session bigint;
@@ -220,22 +225,28 @@ begin
     last_position as (
         select coalesce(max(t.position), -1) as p from memory.turns as t
         where t.tenant_id = v_tenant and t.session_key = v_session
+    ),
+    added as (
+        insert into memory.turns (tenant_id, session_key, agent_id, position, message_id, role, name, content,
+                                  content_sha256, tool_calls, tool_call_id, tokens, client_embedding, metadata, created_at)
+        select v_tenant, v_session, commit.agent_id,
+               lp.p + row_number() over (order by f.index),
+               f.message_id, f.message ->> 'role', f.message ->> 'name', f.content, f.content_sha256,
+               f.message -> 'tool_calls', f.message ->> 'tool_call_id',
+               (f.message ->> 'tokens')::integer,
+               (f.message ->> 'embedding')::vector,
+               coalesce(f.message -> 'metadata', '{}'),
+               coalesce((f.message ->> 'created_at')::timestamptz,
+                        (select s.started_at from memory.sessions as s
+                         where s.tenant_id = v_tenant and s.session_key = v_session))
+        from fresh as f cross join last_position as lp
+        order by f.index
+        returning turns.role, turns.content
     )
-    insert into memory.turns (tenant_id, session_key, agent_id, position, message_id, role, name, content,
-                              content_sha256, tool_calls, tool_call_id, tokens, client_embedding, metadata, created_at)
-    select v_tenant, v_session, commit.agent_id,
-           lp.p + row_number() over (order by f.index),
-           f.message_id, f.message ->> 'role', f.message ->> 'name', f.content, f.content_sha256,
-           f.message -> 'tool_calls', f.message ->> 'tool_call_id',
-           (f.message ->> 'tokens')::integer,
-           (f.message ->> 'embedding')::vector,
-           coalesce(f.message -> 'metadata', '{}'),
-           coalesce((f.message ->> 'created_at')::timestamptz,
-                    (select s.started_at from memory.sessions as s
-                     where s.tenant_id = v_tenant and s.session_key = v_session))
-    from fresh as f cross join last_position as lp
-    order by f.index;
-    get diagnostics v_added = row_count;
+    -- Turns longer than indexing reads (index_max_chunks x chunk_chars) are stored whole, indexed in part.
+    select count(*), count(*) filter (where v_index_roles ? a.role and length(a.content) > v_index_chars)
+    into v_added, v_partial
+    from added as a;
 
     if v_added > 0 and v_enrich = 'queue' then
         insert into memory.jobs (tenant_id, kind, session_key)
@@ -250,7 +261,7 @@ begin
         perform memory._enrich_session(v_tenant, v_session);
     end if;
 
-    return query select v_session, v_created, v_added, v_job;
+    return query select v_session, v_created, v_added, v_job, v_partial;
 end
 $$;
 
@@ -259,4 +270,6 @@ comment on function memory.commit(text, json, text, text, timestamptz, text, big
 'tool_call_id?, tokens?, metadata?, embedding? (client embedder)}) under this tenant and agent_id. '
 'Idempotent: only new turns are added. '
 'enrich: queue (default, a job for memory.work), now, or none. Returns the session key, whether the '
-'session is new, how many turns were added and the queued job. Pass jsonb as messages::json.';
+'session is new, how many turns were added, the queued job, and how many added turns are longer than '
+'indexing reads (index_max_chunks x chunk_chars characters: stored whole, indexed in part). '
+'Pass jsonb as messages::json.';

@@ -28,6 +28,8 @@ as $$
     select c.tenant_id, c.agent_id, u.lexeme, sign * count(*)
     from unnest(tenants, agents, tsvs) as c (tenant_id, agent_id, tsv)
     cross join lateral unnest(c.tsv) as u
+    -- Document frequency counts a chunk's own words (weight D), not its context (weight C).
+    where u.weights is null or 'D' = any(u.weights)
     group by c.tenant_id, c.agent_id, u.lexeme
     order by c.tenant_id, c.agent_id, u.lexeme
     on conflict (tenant_id, agent_id, lexeme) do update

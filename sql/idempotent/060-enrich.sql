@@ -1,22 +1,23 @@
 -- Enrichment of one session: index chunks (with full-text vectors), their embeddings, the summary and
 -- the session embedding. Work already done for unchanged text is never repeated.
 
--- The chunks the indexing settings produce for a session's turns.
+-- The chunks the indexing settings produce for a session's turns: each chunk's own text, and for a
+-- turn's first chunk the preceding turns' text as context with the key of the turn just before it.
 create or replace function memory._chunk_turns(turns jsonb, settings jsonb)
-returns table (turn_key bigint, chunk_no integer, text text)
+returns table (turn_key bigint, chunk_no integer, text text, context text, context_turn_key bigint)
 language plpython3u
-immutable
+volatile
 as $$
 if GD.get("agent_memory_version") is None:
     plpy.execute("select memory._load_python()")
 import json
 from agent_memory_db import indexing
 chunks = indexing.index_chunks(json.loads(turns), indexing.policy_from_settings(json.loads(settings)))
-return [(c.turn_key, c.chunk_no, c.text) for c in chunks]
+return [(c.turn_key, c.chunk_no, c.text, c.context, c.context_turn_key) for c in chunks]
 $$;
 
 comment on function memory._chunk_turns(jsonb, jsonb) is
-'Internal: the chunks to index for a session''s turns (noise filtered, context added, long turns split).';
+'Internal: the chunks to index for a session''s turns (noise filtered, long turns split, context beside).';
 
 create or replace function memory._summarize_turns(turns jsonb, settings jsonb)
 returns table (method text, summary text, decisions jsonb, open_loops jsonb)
@@ -60,6 +61,8 @@ declare
     v_chunk_keys bigint [];
     v_chunk_nos integer [];
     v_chunk_texts text [];
+    v_chunk_contexts text [];
+    v_chunk_context_keys bigint [];
     v_texts text [];
     v_keys bigint [];
     v_chunks integer [];
@@ -79,8 +82,9 @@ begin
 
     -- The model and summarizer run first, so that the writes below (whose BM25 statistics rows other
     -- workers also update) hold their locks only for the end of the transaction.
-    select coalesce(array_agg(n.turn_key), '{}'), coalesce(array_agg(n.chunk_no), '{}'), coalesce(array_agg(n.text), '{}')
-    into v_chunk_keys, v_chunk_nos, v_chunk_texts
+    select coalesce(array_agg(n.turn_key), '{}'), coalesce(array_agg(n.chunk_no), '{}'), coalesce(array_agg(n.text), '{}'),
+           coalesce(array_agg(n.context), '{}'), coalesce(array_agg(n.context_turn_key), '{}')
+    into v_chunk_keys, v_chunk_nos, v_chunk_texts, v_chunk_contexts, v_chunk_context_keys
     from memory._chunk_turns(v_turns, v_settings) as n;
     if v_model is not null and v_model.provider <> 'client' then
         select array_agg(n.text), array_agg(n.turn_key), array_agg(n.chunk_no) into v_texts, v_keys, v_chunks
@@ -110,22 +114,23 @@ begin
             select from unnest(v_chunk_keys, v_chunk_nos) as n (turn_key, chunk_no)
             where n.turn_key = c.turn_key and n.chunk_no = c.chunk_no
         );
+    -- The own words keep tsvector weight D (the default), the context is weight C: memory._chunk_bm25
+    -- weighs them apart. Only chunks whose text, context or full-text vector changed are written.
     insert into memory.chunks as c (tenant_id, turn_key, chunk_no, session_key, agent_id, text, text_sha256, tsv,
-                                    length)
+                                    length, context_turn_key, context_length)
     select tenant, n.turn_key, n.chunk_no, session, t.agent_id, n.text, sha256(convert_to(n.text, 'UTF8')),
-           v.tsv, memory._tsv_length(v.tsv)
-    from unnest(v_chunk_keys, v_chunk_nos, v_chunk_texts) as n (turn_key, chunk_no, text)
+           v.own || setweight(v.context, 'C'), memory._tsv_length(v.own), n.context_turn_key,
+           memory._tsv_length(v.context)
+    from unnest(v_chunk_keys, v_chunk_nos, v_chunk_texts, v_chunk_contexts, v_chunk_context_keys)
+        as n (turn_key, chunk_no, text, context, context_turn_key)
     inner join memory.turns as t on t.tenant_id = tenant and n.turn_key = t.turn_key
-    cross join lateral (select to_tsvector(v_config, n.text) as tsv) as v
-    where not exists (
-        select from memory.chunks as o
-        where o.tenant_id = tenant and o.turn_key = n.turn_key and o.chunk_no = n.chunk_no
-            and o.text_sha256 = sha256(convert_to(n.text, 'UTF8'))
-    )
+    cross join lateral (select to_tsvector(v_config, n.text) as own, to_tsvector(v_config, n.context) as context) as v
     order by n.turn_key, n.chunk_no
     on conflict (tenant_id, turn_key, chunk_no) do update
-    set text = excluded.text, text_sha256 = excluded.text_sha256, tsv = excluded.tsv, length = excluded.length
-    where c.text_sha256 <> excluded.text_sha256;
+    set text = excluded.text, text_sha256 = excluded.text_sha256, tsv = excluded.tsv, length = excluded.length,
+        context_turn_key = excluded.context_turn_key, context_length = excluded.context_length
+    where c.text_sha256 <> excluded.text_sha256 or c.tsv <> excluded.tsv
+        or c.context_turn_key is distinct from excluded.context_turn_key;
 
     -- Embeddings: drop those of changed text, write the new ones (or the caller's vectors).
     if v_model is not null then

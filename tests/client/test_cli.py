@@ -160,7 +160,7 @@ def test_commit_recall_explain_feedback_remember_bootstrap_stats(db, dsn):
     turn_id = int(row.split()[1])
 
     explained = run("--dsn", dsn, "explain", "signing keys", "--limit", "1")
-    assert "session +" in explained.stdout and "lexical_rank" in explained.stdout
+    assert "session +" in explained.stdout and "lexical #" in explained.stdout and "dense #" in explained.stdout
 
     verdict = run("--dsn", dsn, "feedback", str(turn_id), "unhelpful", "--note", "keys were rotated already")
     assert verdict.stdout.strip() == f"turn {turn_id}: trust 1 -> 0.5"

@@ -38,13 +38,15 @@ def memory(dsn):
 
 def test_commit_then_recall_returns_typed_hits(memory):
     committed = memory.commit("chat-1", CHAT, agent_id="bot", enrich="now")
-    assert committed == Committed(session_key=committed.session_key, created=True, turns_added=2, job_id=None)
+    assert committed == Committed(
+        session_key=committed.session_key, created=True, turns_added=2, job_id=None, turns_indexed_in_part=0
+    )
     assert memory.commit("chat-1", CHAT, agent_id="bot").turns_added == 0
     hits = memory.recall("what happened to the auth service?", k=1, agent_id="bot")
     assert len(hits) == 1 and isinstance(hits[0], Hit)
     hit = hits[0]
     assert (hit.message_id, hit.speaker, hit.session_id, hit.agent) == ("a1", "Ana", "chat-1", "bot")
-    assert isinstance(hit.created_at, datetime) and hit.score > 0 and "lexical" in hit.components
+    assert isinstance(hit.created_at, datetime) and hit.score > 0 and "lexical" in hit.components["signals"]
 
 
 def test_options_left_out_keep_the_databases_defaults(memory):
@@ -66,14 +68,14 @@ def test_recall_with_weights_filters_and_a_query_vector(memory, db):
         query_vector=vector,
     )
     assert hits[0].message_id == "a2"
-    assert hits[0].components["dense"]["rank"] == 1
+    assert hits[0].components["signals"]["dense"]["rank"] == 1
     assert memory.recall("signing keys", until=datetime(2000, 1, 1)) == []
 
 
 def test_explain_feedback_remember_bootstrap_forget_and_export(memory):
     memory.commit("chat-1", CHAT, agent_id="bot", enrich="now")
     candidates = memory.explain_recall("signing keys", agent_id="bot")
-    assert candidates[0].rank == 1 and candidates[0].lexical_rank == 1
+    assert candidates[0].rank == 1 and candidates[0].components["signals"]["lexical"]["rank"] == 1
     verdict = memory.feedback(candidates[0].turn_id, False, query="signing keys", note="stale")
     assert (verdict.trust_before, verdict.trust_after) == (1.0, 0.5)
     remembered = memory.remember("Ana is the security lead.", kind="fact", agent_id="bot")

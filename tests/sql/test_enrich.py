@@ -27,11 +27,23 @@ def chunks(db):
 
 def test_user_and_assistant_turns_are_indexed_with_the_previous_turn_as_context(db):
     commit(db)
-    assert chunks(db) == [
-        (0, 0, CHAT[0]["content"]),
-        (1, 0, CHAT[0]["content"] + "\n" + CHAT[1]["content"]),
-        (5, 0, CHAT[1]["content"] + "\n" + CHAT[5]["content"]),
-    ]
+    assert chunks(db) == [(0, 0, CHAT[0]["content"]), (1, 0, CHAT[1]["content"]), (5, 0, CHAT[5]["content"])]
+    context = db.execute(
+        "select t.position, p.position from memory.chunks c join memory.turns t using (tenant_id, turn_key)"
+        " left join memory.turns p on p.tenant_id = c.tenant_id and p.turn_key = c.context_turn_key order by 1"
+    ).fetchall()
+    assert context == [(0, None), (1, 0), (5, 1)]
+
+
+def test_own_words_and_context_are_apart_in_the_full_text_vector(db):
+    commit(db)
+    weights = db.execute(
+        "select u.lexeme, u.weights from memory.chunks c join memory.turns t using (tenant_id, turn_key),"
+        " unnest(c.tsv) u where t.position = 1 and u.lexeme in ('postgr', 'secur') order by 1"
+    ).fetchall()
+    assert weights == [("postgr", ["C"]), ("secur", ["D"])]
+    df = dict(db.execute("select lexeme, chunks from memory.lexicon where lexeme in ('postgr', 'secur')").fetchall())
+    assert df == {"postgr": 1, "secur": 1}
 
 
 def test_indexed_roles_and_context_follow_the_settings(db):

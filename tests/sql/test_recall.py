@@ -20,19 +20,14 @@ PETS = [
     {"role": "user", "name": "Maria", "content": "My dog Biscuit learned to fetch the newspaper this week."},
     {"role": "assistant", "name": "Joe", "content": "Ha, Biscuit is a clever pup. What breed is he?"},
 ]
-# Every term of the final score, as components names them.
-CONTRIBUTIONS = (
-    "fused",
-    "session",
-    "neighbor",
-    "summary",
-    "session_vector",
-    "speaker",
-    "recency",
-    "access",
-    "open_loop",
-    "trust",
-)
+
+
+def signal_names(db, stage):
+    return [row[0] for row in db.execute("select name from memory.signal_definitions() where stage = %s", (stage,))]
+
+
+def contribution(components, name):
+    return components["signals"][name]["contribution"]
 
 
 @pytest.fixture
@@ -67,15 +62,18 @@ def test_rows_carry_session_turn_speaker_time_summary_and_components(memory):
     assert (hit["session_id"], hit["agent"], hit["role"], hit["speaker"]) == ("work", "bot", "user", "Joe")
     assert hit["summary"] and hit["created_at"] is not None and hit["turn_id"] > 0
     parts = hit["components"]
-    assert {"lexical", "dense", *CONTRIBUTIONS} <= set(parts)
-    assert parts["lexical"]["rank"] == 1 and parts["dense"]["model"] == "all-MiniLM-L6-v2"
+    assert set(parts["signals"]) == set(signal_names(memory, "fusion") + signal_names(memory, "boost"))
+    assert parts["signals"]["lexical"]["rank"] == 1 and parts["model"] == "all-MiniLM-L6-v2"
+    assert parts["chunk_no"] == 0 and parts["rerank"] is None
 
 
-def test_score_is_the_sum_of_the_contributions(memory):
+def test_score_is_the_fused_score_plus_the_boosts_and_fused_the_sum_of_the_lists(memory):
     hit = recall(memory, "billing crash expired token", k=1)[0]
     parts = hit["components"]
-    total = sum(parts[name] for name in CONTRIBUTIONS)
-    assert math.isclose(hit["score"], total, abs_tol=1e-4)
+    fused = sum(contribution(parts, name) for name in signal_names(memory, "fusion"))
+    boosts = sum(contribution(parts, name) for name in signal_names(memory, "boost"))
+    assert math.isclose(parts["fused"], fused, abs_tol=1e-4)
+    assert math.isclose(hit["score"], parts["fused"] + boosts, abs_tol=1e-4)
 
 
 def test_scores_are_strictly_ordered_without_ties_at_the_top(memory):
@@ -110,7 +108,7 @@ def test_entity_filter_any_and_all(memory):
 
 def test_a_named_speaker_lifts_their_turns(memory):
     hit = recall(memory, "What did Joe say about the alert?", k=1)[0]
-    assert hit["speaker"] == "Joe" and hit["components"]["speaker"] > 0
+    assert hit["speaker"] == "Joe" and contribution(hit["components"], "speaker") > 0
     assert hit["components"]["speakers_matched"] == ["Joe"]
 
 
@@ -120,36 +118,37 @@ def test_trust_changes_ranking(memory):
     memory.execute("update memory.turns set trust = 20 where turn_key = %s", (second,))
     after = recall(memory, "alert", k=2)
     assert after[0]["turn_id"] == second
-    assert after[0]["components"]["trust"] == pytest.approx(math.log(20), abs=1e-4)
+    assert contribution(after[0]["components"], "trust") == pytest.approx(math.log(20), abs=1e-4)
 
 
 def test_precedence_per_call_over_session_over_config_over_default(memory):
     def speaker_weight():
-        return recall(memory, "What did Joe say about the alert?", k=1, weights=Jsonb(weights))[0]["components"]
+        components = recall(memory, "What did Joe say about the alert?", k=1, weights=Jsonb(weights))[0]["components"]
+        return components["signals"]["speaker"]["weight"]
 
     weights = {}
-    assert speaker_weight()["speaker"] == pytest.approx(2.0)
+    assert speaker_weight() == pytest.approx(2.0)
     memory.execute("insert into memory.config (key, value) values ('weight_speaker', '0.9')")
-    assert speaker_weight()["speaker"] == pytest.approx(0.9)
+    assert speaker_weight() == pytest.approx(0.9)
     memory.execute("set memory.weight_speaker = 1.5")
-    assert speaker_weight()["speaker"] == pytest.approx(1.5)
+    assert speaker_weight() == pytest.approx(1.5)
     weights = {"weight_speaker": 2.5}
-    assert speaker_weight()["speaker"] == pytest.approx(2.5)
+    assert speaker_weight() == pytest.approx(2.5)
 
 
 def test_rrf_fusion_ranks_with_reciprocal_ranks(memory):
     hit = recall(memory, "billing crash expired token", k=1, weights=Jsonb({"fusion": "rrf", "rrf_k": 10}))[0]
     assert hit["components"]["fusion"] == "rrf"
-    parts = hit["components"]
-    expected = 1 / (10 + parts["lexical"]["rank"]) + 0.6 / (10 + parts["dense"]["rank"])
-    assert parts["fused"] == pytest.approx(expected, abs=1e-5)
+    signals = hit["components"]["signals"]
+    expected = 1 / (10 + signals["lexical"]["rank"]) + signals["dense"]["weight"] / (10 + signals["dense"]["rank"])
+    assert hit["components"]["fused"] == pytest.approx(expected, abs=1e-5)
 
 
 def test_without_an_embedder_recall_uses_full_text_and_says_so(memory):
     memory.execute("set memory.embedder = 'none'")
     hits = recall(memory, "Biscuit", k=2)
     assert hits and hits[0]["components"]["degraded"] == ["no embedder configured: full-text only"]
-    assert hits[0]["components"]["dense"]["cosine"] is None
+    assert hits[0]["components"]["signals"]["dense"]["value"] is None
 
 
 def test_a_failing_embedder_degrades_to_full_text(db):
@@ -210,13 +209,13 @@ def test_access_counting_is_opt_in(memory):
 
 def test_explain_lists_every_candidate_with_its_ranks(memory):
     rows = memory.execute(
-        "select rank, turn_id, score, lexical_rank, dense_rank, components from memory.explain_recall('Lisbon flights')"
+        "select rank, turn_id, score, components from memory.explain_recall('Lisbon flights')"
     ).fetchall()
     assert [r[0] for r in rows] == list(range(1, len(rows) + 1))
     assert len(rows) == memory.execute("select count(*) from memory.chunks").fetchone()[0]
     top = recall(memory, "Lisbon flights", k=1)[0]
     assert (rows[0][1], rows[0][2]) == (top["turn_id"], top["score"])
-    assert all(r[4] is not None for r in rows)
+    assert all(r[3]["signals"]["dense"]["rank"] is not None for r in rows)
 
 
 @pytest.mark.parametrize(
@@ -259,11 +258,11 @@ def test_very_common_terms_score_but_bring_no_candidates_alone(memory):
     def candidates(max_df):
         weights = {"embedder": "none", "session_candidates": 0, "lexical_max_df": max_df}
         return memory.execute(
-            "select count(*), bool_and(components #>> '{lexical,bm25}' <> '0')"
+            "select count(*), bool_and((components #>> '{signals,lexical,value}')::float8 > 0)"
             " from memory.explain_recall('Lisbon week', weights => %s)",
             (Jsonb(weights),),
         ).fetchone()
 
     everything, _ = candidates(1000)
-    rare_only, all_scored = candidates(2)
+    rare_only, all_scored = candidates(1)
     assert rare_only < everything and all_scored

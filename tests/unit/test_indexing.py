@@ -43,13 +43,13 @@ def turns(*contents, role="user"):
     return [{"turn_key": i, "role": role, "content": c} for i, c in enumerate(contents)]
 
 
-def test_context_is_the_previous_indexed_turns():
+def test_context_is_the_previous_indexed_turns_kept_apart_from_the_turns_own_words():
     policy = IndexPolicy(context_turns=2, min_chars=3)
     chunks = index_chunks(turns("first turn", "ok", "second turn", "third turn"), policy)
-    assert [(c.turn_key, c.text) for c in chunks] == [
-        (0, "first turn"),
-        (2, "first turn\nsecond turn"),
-        (3, "first turn\nsecond turn\nthird turn"),
+    assert [(c.turn_key, c.text, c.context, c.context_turn_key) for c in chunks] == [
+        (0, "first turn", "", None),
+        (2, "second turn", "first turn", 0),
+        (3, "third turn", "first turn\nsecond turn", 2),
     ]
 
 
@@ -61,8 +61,16 @@ def test_roles_outside_the_policy_are_skipped():
 def test_only_the_first_chunk_of_a_turn_carries_context():
     policy = IndexPolicy(context_turns=1, min_chars=3, chunk_chars=20)
     chunks = index_chunks(turns("the context", "One two three. Four five six. Seven eight."), policy)
-    assert chunks[1].text.startswith("the context\n")
-    assert not chunks[2].text.startswith("the context")
+    assert (chunks[1].context, chunks[1].context_turn_key) == ("the context", 0)
+    assert (chunks[2].context, chunks[2].context_turn_key) == ("", None)
+    assert "the context" not in chunks[1].text
+
+
+def test_only_the_first_max_chunks_worth_of_a_long_turn_is_indexed():
+    policy = IndexPolicy(min_chars=3, chunk_chars=100, max_chunks=3)
+    chunks = index_chunks(turns("x" * 1000), policy)
+    assert [len(c.text) for c in chunks] == [100, 100, 100]
+    assert policy.max_chars == 300
 
 
 def test_chunk_hash_changes_with_text():

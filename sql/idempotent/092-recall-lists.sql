@@ -1,0 +1,192 @@
+-- Recall, step 2: candidate lists. The top recall_candidates chunks by BM25, the top recall_candidates
+-- chunks by cosine similarity to the query vector (exact for small scopes, HNSW with iterative scan for
+-- large ones), and the best chunks of the top session_candidates sessions by summary full text and by
+-- session vector. Every candidate is then scored on every signal, whichever list brought it.
+
+-- Whether a turn mentions the entities (as a whole word in its text, or as its speaker): any or all.
+create or replace function memory._matches_entities(content text, speaker text, entities text[], mode text)
+returns boolean
+language sql
+immutable parallel safe
+as $$
+    select entities is null or cardinality(entities) = 0 or (
+        select case when mode = 'all' then bool_and(m.hit) else bool_or(m.hit) end
+        from (
+            select coalesce(lower(speaker) = lower(e), false)
+                   or content ~* ('\m' || regexp_replace(e, '([.*+?^${}()|\[\]\\])', '\\\1', 'g') || '\M') as hit
+            from unnest(entities) as e
+        ) as m
+    )
+$$;
+
+comment on function memory._matches_entities(text, text, text[], text) is
+'Internal: whether a turn names any (or all) of the entities, in its text or as its speaker.';
+
+-- One row when a turn passes recall's filters on event time, source and entities, none otherwise. Used as
+-- `cross join lateral memory._turn_filter(...)`: the planner inlines it, a filter not given folds away,
+-- and with it the lookup it needs (a scalar function with subqueries could not be inlined).
+create or replace function memory._turn_filter(
+    tenant text, turn bigint, session bigint, since timestamptz, until timestamptz, source text,
+    entities text[], entity_mode text
+) returns setof boolean
+language sql
+stable
+as $$
+    select true
+    where (since is null and until is null and entities is null or exists (
+                select from memory.turns as t
+                where t.tenant_id = tenant and t.turn_key = turn
+                    and (since is null or t.created_at >= since) and (until is null or t.created_at <= until)
+                    and (entities is null or memory._matches_entities(t.content, t.name, entities, entity_mode))
+            ))
+        and (source is null or exists (
+                select from memory.sessions as s
+                where s.tenant_id = tenant and s.session_key = session and s.source = _turn_filter.source
+            ))
+$$;
+
+comment on function memory._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, text[], text) is
+'Internal: one row when a turn passes recall''s time, source and entity filters (null filters pass).';
+
+-- The statement of a nearest-vector list over chunk_embeddings or session_embeddings ("e"): the query
+-- vector is $1, the tenant $2, the list's length $9 (other filters' parameters as memory._candidate_chunks
+-- passes them). Exact search sorts every distance ("+ 0" keeps the HNSW index out); otherwise the partial
+-- HNSW index of the model serves the order (with iterative scan, so filters do not starve the list).
+create or replace function memory._nearest_sql(
+    relation text, keys text[], model text, dimensions integer, exact boolean, filter text
+) returns text
+language plpgsql
+immutable
+as $$
+begin
+    return format(
+        'select %s from (select %s from memory.%I as e where e.model = %L and e.tenant_id = $2 %s order by %s limit $9) as n',
+        (select string_agg(format('array_agg(n.%I)', k), ', ') from unnest(keys) as k),
+        (select string_agg(format('e.%I', k), ', ') from unnest(keys) as k),
+        relation, model, coalesce(filter, ''),
+        format(case when exact then '(e.embedding::vector(%s) <=> $1) + 0' else 'e.embedding::vector(%s) <=> $1' end,
+               dimensions)
+    );
+end
+$$;
+
+comment on function memory._nearest_sql(text, text[], text, integer, boolean, text) is
+'Internal: the statement of a nearest-vector candidate list (exact or HNSW) for memory._candidate_chunks.';
+
+-- Every candidate chunk of a recall: the union of the full-text, vector and session lists.
+create or replace function memory._candidate_chunks(
+    tenant text, agent_id text, since timestamptz, until timestamptz, source text, entities text[],
+    entity_mode text, settings jsonb, q memory._recall_query, query_vector vector, recall_model text
+) returns table (turn_key bigint, chunk_no integer)
+language plpgsql
+volatile
+-- Plans made for each call's values: a cached generic plan cannot tell one agent's filter from another's.
+set plan_cache_mode = force_custom_plan
+as $$
+declare
+    v_candidates integer := (settings ->> 'recall_candidates')::integer;
+    v_k1 double precision := (settings ->> 'bm25_k1')::double precision;
+    v_b double precision := (settings ->> 'bm25_b')::double precision;
+    v_context_weight double precision := (settings ->> 'context_weight')::double precision;
+    v_lex_keys bigint [];
+    v_lex_chunks integer [];
+    v_dense_keys bigint [];
+    v_dense_chunks integer [];
+    v_vector_sessions bigint [];
+    v_exact boolean;
+begin
+    if q.generating is not null then
+        select array_agg(l.turn_key), array_agg(l.chunk_no) into v_lex_keys, v_lex_chunks
+        from (
+            select c.turn_key, c.chunk_no
+            from memory.chunks as c
+            cross join lateral memory._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until,
+                                                   _candidate_chunks.source, entities, entity_mode)
+            cross join lateral memory._chunk_bm25(c.tsv, c.length, c.context_length, q.lexemes, q.idf, v_k1, v_b,
+                                                  q.avg_length, v_context_weight) as s
+            where c.tenant_id = tenant and c.tsv @@ q.generating
+                and (_candidate_chunks.agent_id is null or c.agent_id = _candidate_chunks.agent_id)
+            order by s.bm25 desc, c.turn_key
+            limit v_candidates
+        ) as l;
+    end if;
+
+    if query_vector is not null then
+        v_exact := q.chunks_in_scope <= (settings ->> 'exact_search_max_chunks')::bigint;
+        if not v_exact then
+            perform set_config('hnsw.iterative_scan', 'relaxed_order', true);
+            perform set_config('hnsw.ef_search', greatest(40, least(1000, v_candidates))::text, true);
+        end if;
+        -- The filters' tables are read only when a filter is given: unfiltered, a search reads vectors alone.
+        execute memory._nearest_sql(
+            'chunk_embeddings', array['turn_key', 'chunk_no'], recall_model, vector_dims(query_vector), v_exact,
+            case when coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is not null
+                      or since is not null or until is not null or entities is not null then $filter$
+                and exists (
+                    select from memory.chunks as c
+                    cross join lateral memory._turn_filter(c.tenant_id, c.turn_key, c.session_key, $4, $5, $6, $7, $8)
+                    where c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no
+                        and ($3 is null or c.agent_id = $3)
+                )$filter$
+            end
+        ) into v_dense_keys, v_dense_chunks
+        using query_vector, tenant, _candidate_chunks.agent_id, since, until, _candidate_chunks.source,
+              entities, entity_mode, v_candidates;
+        execute memory._nearest_sql(
+            'session_embeddings', array['session_key'], recall_model, vector_dims(query_vector), v_exact,
+            case when coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is not null then $filter$
+                and exists (
+                    select from memory.sessions as s
+                    where s.tenant_id = e.tenant_id and s.session_key = e.session_key
+                        and ($3 is null or s.agent_id = $3) and ($6 is null or s.source = $6)
+                )$filter$
+            end
+        ) into v_vector_sessions
+        using query_vector, tenant, _candidate_chunks.agent_id, since, until, _candidate_chunks.source,
+              entities, entity_mode, (settings ->> 'session_candidates')::integer;
+    end if;
+
+    return query
+    select u.turn_key, u.chunk_no
+    from unnest(coalesce(v_lex_keys, '{}') || coalesce(v_dense_keys, '{}'),
+                coalesce(v_lex_chunks, '{}') || coalesce(v_dense_chunks, '{}')) as u (turn_key, chunk_no)
+    union
+    -- Session lists: the sessions whose summary best matches the query's words and those whose vector is
+    -- closest to it; each brings its two chunks closest to the query, so a session found by its summary
+    -- or its overall subject takes part even when none of its turns made the lists above.
+    select best.turn_key, best.chunk_no
+    from (
+        (
+            select m.session_key from memory.summaries as m
+            where m.tenant_id = tenant and q.tsquery is not null and m.tsv @@ q.tsquery
+                and (coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is null or exists (
+                    select from memory.sessions as s
+                    where s.tenant_id = m.tenant_id and s.session_key = m.session_key
+                        and (_candidate_chunks.agent_id is null or s.agent_id = _candidate_chunks.agent_id)
+                        and (_candidate_chunks.source is null or s.source = _candidate_chunks.source)
+                ))
+            order by ts_rank_cd(m.tsv, q.tsquery) desc, m.session_key
+            limit (settings ->> 'session_candidates')::integer
+        )
+        union
+        select v.session_key from unnest(v_vector_sessions) as v (session_key)
+    ) as found
+    cross join lateral (
+        select c.turn_key, c.chunk_no from memory.chunks as c
+        cross join lateral memory._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until, null,
+                                               entities, entity_mode)
+        left join memory.chunk_embeddings as e
+            on c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no and e.model = recall_model
+        where c.tenant_id = tenant and c.session_key = found.session_key
+        -- Full-text rank only decides among chunks without a vector (computed for those alone).
+        order by e.embedding <=> query_vector nulls last,
+            case when e.embedding is null then ts_rank_cd(c.tsv, q.tsquery) end desc nulls last, c.turn_key
+        limit 2
+    ) as best;
+end
+$$;
+
+comment on function memory._candidate_chunks(
+    text, text, timestamptz, timestamptz, text, text[], text, jsonb, memory._recall_query, vector, text
+) is
+'Internal: every candidate chunk of a recall (full-text, vector and session lists).';

@@ -1,0 +1,286 @@
+-- Recall, step 3: every candidate scored on every signal of the registry (memory.signals).
+--
+-- Chunk stage: each candidate chunk gets its full-text (BM25F) and vector features, then every fusion
+-- signal's value; values are fused per signal over the candidates (z-score weighted sum, or reciprocal
+-- rank fusion). A turn is scored by its best chunk: its full-text and vector values come from that one
+-- chunk. Turn stage: the session's best fused score, the neighbours', the session summary's and vector's
+-- z-scores are gathered, and every boost signal adds weight x value. Optional rerank last.
+
+-- The calls of one stage's signals as SQL ("memory.signal_x(k.c, $7), ..."), their names and weights.
+create or replace function memory._signal_calls(
+    stage text, settings jsonb, out calls text, out names text[], out weights double precision[]
+)
+language sql
+stable
+as $$
+    select coalesce(string_agg(format('%s(k.c, $7)', s.function::oid::regproc), ', ' order by s.name), ''),
+           coalesce(array_agg(s.name order by s.name), '{}'),
+           coalesce(array_agg((settings ->> ('weight_' || s.name))::double precision order by s.name), '{}')
+    from memory.signals as s
+    where s.stage = _signal_calls.stage
+$$;
+
+comment on function memory._signal_calls(text, jsonb) is
+'Internal: the registry''s signals of one stage as SQL calls, with their names and weights in force.';
+
+-- The statement that scores the candidate chunks $2/$3 (tenant $1, prepared query $4, query vector $5,
+-- model $6, settings $7, fusion weights $8, boost weights $9, query text $10, context $11). %1$s and %2$s are the
+-- fusion and boost signal calls from memory._signal_calls.
+create or replace function memory._scoring_sql(fusion_calls text, boost_calls text) returns text
+language sql
+immutable
+as $fn$
+select format($sql$
+with candidate_chunks as (
+    select distinct u.turn_key, u.chunk_no from unnest($2::bigint [], $3::integer []) as u (turn_key, chunk_no)
+),
+chunk_features as materialized (
+    select c.turn_key, c.session_key, c.chunk_no, c.text, t.position, t.role, t.name, t.content, t.created_at,
+           t.trust::double precision as trust, t.access_count, b.bm25,
+           1 - (e.embedding <=> $5) as cosine,
+           1 - (x.embedding <=> $5) as context_cosine,
+           1 - (e.embedding <=> x.embedding) as context_similarity
+    from candidate_chunks as cc
+    -- One index probe per candidate (the limit keeps the planner from scanning every chunk instead).
+    cross join lateral (
+        select * from memory.chunks as y
+        where y.tenant_id = $1 and y.turn_key = cc.turn_key and y.chunk_no = cc.chunk_no
+        limit 1
+    ) as c
+    inner join memory.turns as t on t.tenant_id = $1 and t.turn_key = c.turn_key
+    cross join lateral memory._chunk_bm25(
+        c.tsv, c.length, c.context_length, ($4).lexemes, ($4).idf, ($7 ->> 'bm25_k1')::double precision,
+        ($7 ->> 'bm25_b')::double precision, ($4).avg_length, ($7 ->> 'context_weight')::double precision
+    ) as b
+    left join memory.chunk_embeddings as e
+        on e.tenant_id = $1 and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no and e.model = $6
+    left join memory.chunk_embeddings as x
+        on x.tenant_id = $1 and x.turn_key = c.context_turn_key and x.chunk_no = 0 and x.model = $6
+),
+-- One row per chunk and fusion signal.
+chunk_values as (
+    select f.turn_key, f.chunk_no, v.n, v.value, v.weight
+    from chunk_features as f
+    cross join lateral (
+        select row(f.turn_key, f.session_key, f.chunk_no, f.position, f.role, f.name, f.created_at, null, f.trust,
+                   f.access_count, f.bm25, f.cosine, f.context_cosine, f.context_similarity,
+                   null, null, null, null, null, null, null, null)::memory.recall_candidate as c
+    ) as k
+    cross join lateral unnest(array[%1$s]::double precision [], $8::double precision [])
+        with ordinality as v (value, weight, n)
+),
+chunk_ranked as (
+    select v.*,
+           case when v.value is not null then rank() over (partition by v.n order by v.value desc nulls last) end
+               as list_rank,
+           (v.value - avg(v.value) over (partition by v.n)) / nullif(stddev_pop(v.value) over (partition by v.n), 0)
+               as z
+    from chunk_values as v
+),
+chunk_fused as (
+    select r.turn_key, r.chunk_no, sum(r.contribution) as fused,
+           array_agg(r.value order by r.n) as fusion_values, array_agg(r.list_rank::integer order by r.n) as ranks,
+           array_agg(r.z order by r.n) as zs, array_agg(r.contribution order by r.n) as fusion_contributions
+    from (
+        select r.*,
+               case when $7 ->> 'fusion' = 'rrf' then
+                        case when r.value is not null then r.weight / (($7 ->> 'rrf_k')::double precision + r.list_rank)
+                             else 0 end
+                    else r.weight * coalesce(r.z, 0)
+               end as contribution
+        from chunk_ranked as r
+    ) as r
+    group by r.turn_key, r.chunk_no
+),
+-- A turn is scored by its best chunk.
+turn_best as (
+    select distinct on (f.turn_key) f.*, cf.fused, cf.fusion_values, cf.ranks, cf.zs, cf.fusion_contributions
+    from chunk_fused as cf
+    inner join chunk_features as f on cf.turn_key = f.turn_key and cf.chunk_no = f.chunk_no
+    order by f.turn_key, cf.fused desc, f.chunk_no
+),
+-- Per turn, by window functions over the candidates (no self-joins): its session's best fused score,
+-- the fused scores of the turns just before and after it (when they are candidates).
+positioned as (
+    select b.*,
+           row_number() over w = 1 as session_row,
+           max(b.fused) over (partition by b.session_key) as session_best,
+           case when lag(b.position) over w = b.position - 1 then lag(b.fused) over w end as previous_fused,
+           case when lead(b.position) over w = b.position + 1 then lead(b.fused) over w end as next_fused
+    from turn_best as b
+    window w as (partition by b.session_key order by b.position)
+),
+-- On the first candidate of each session, that session's summary and vector scores, looked up once
+-- (materialized: inlined, each use below would run the lookups again).
+with_session as materialized (
+    select p.*, case when p.session_row then coalesce(sm.summary_score, 0) end as summary_score, sm.open_loops,
+           sv.cosine as session_cosine
+    from positioned as p
+    left join lateral (
+        select ts_rank_cd(m.tsv, ($4).tsquery) as summary_score, m.open_loops from memory.summaries as m
+        -- Only for a session's first row (the key is null on the others, so the index finds nothing).
+        where m.tenant_id = $1 and m.session_key = case when p.session_row then p.session_key end
+    ) as sm on true
+    left join lateral (
+        select 1 - (e.embedding <=> $5) as cosine from memory.session_embeddings as e
+        where e.tenant_id = $1 and e.session_key = case when p.session_row then p.session_key end
+            and e.model = $6
+    ) as sv on true
+),
+-- z-scores over the candidate sessions (one row each), on their first rows ...
+session_z as (
+    select ws.*,
+           case when ws.session_row then
+               (ws.summary_score - avg(ws.summary_score) filter (where ws.session_row) over ())
+               / nullif(stddev_pop(ws.summary_score) filter (where ws.session_row) over (), 0)
+           end as summary_z_here,
+           case when ws.session_row then
+               (ws.session_cosine - avg(ws.session_cosine) filter (where ws.session_row) over ())
+               / nullif(stddev_pop(ws.session_cosine) filter (where ws.session_row) over (), 0)
+           end as session_vector_z_here
+    from with_session as ws
+),
+-- ... spread to every candidate of the session.
+scored as (
+    select z.*,
+           max(z.summary_z_here) over s as summary_z,
+           max(z.session_vector_z_here) over s as session_vector_z,
+           first_value(z.open_loops) over (s order by z.session_row desc) as session_open_loops
+    from session_z as z
+    window s as (partition by z.session_key)
+),
+-- One row per turn and boost signal.
+turn_values as (
+    select sc.turn_key, v.n, v.value, v.weight * coalesce(v.value, 0) as contribution
+    from scored as sc
+    cross join lateral (
+        select row(sc.turn_key, sc.session_key, sc.chunk_no, sc.position, sc.role, sc.name, sc.created_at,
+                   extract(epoch from pg_catalog.now() - sc.created_at) / 86400.0, sc.trust, sc.access_count,
+                   sc.bm25, sc.cosine, sc.context_cosine, sc.context_similarity, sc.fused, sc.session_best,
+                   sc.previous_fused, sc.next_fused, sc.summary_z, sc.session_vector_z, coalesce(sc.name = any(($4).speakers), false),
+                   exists (
+                       select from jsonb_array_elements_text(sc.session_open_loops) as o
+                       where strpos(sc.content, o) > 0
+                   ))::memory.recall_candidate as c
+    ) as k
+    cross join lateral unnest(array[%2$s]::double precision [], $9::double precision [])
+        with ordinality as v (value, weight, n)
+),
+final as (
+    select sc.turn_key, sc.session_key, sc.chunk_no, sc.text, sc.fused, sc.fused + coalesce(tv.boost, 0) as score,
+           sc.fusion_values || coalesce(tv.boost_values, '{}') as signal_values,
+           sc.fusion_contributions || coalesce(tv.boost_contributions, '{}') as contributions,
+           sc.ranks, sc.zs,
+           row_number() over (order by sc.fused + coalesce(tv.boost, 0) desc, sc.turn_key) as fused_rank
+    from scored as sc
+    left join (
+        select t.turn_key, sum(t.contribution) as boost, array_agg(t.value order by t.n) as boost_values,
+               array_agg(t.contribution order by t.n) as boost_contributions
+        from turn_values as t
+        group by t.turn_key
+    ) as tv on sc.turn_key = tv.turn_key
+),
+reranked as (
+    select memory._rerank($10, array_agg(f.text order by f.fused_rank), $7) as answer
+    from final as f
+    where $7 ->> 'rerank' = 'http' and f.fused_rank <= ($7 ->> 'rerank_candidates')::integer
+    having count(*) > 0
+)
+select f.turn_key, f.session_key, f.chunk_no, f.score, f.fused, rr.score as rerank_score,
+       row_number() over (order by rr.score desc nulls last, f.score desc, f.turn_key) as ord,
+       f.signal_values, f.contributions, f.ranks, f.zs, r.answer ->> 'error' as rerank_error, $11::jsonb as context
+from final as f
+left join reranked as r on true
+left join lateral (select (r.answer -> 'scores' ->> (f.fused_rank - 1)::integer)::double precision as score) as rr
+    on true
+$sql$, fusion_calls, boost_calls)
+$fn$;
+
+comment on function memory._scoring_sql(text, text) is
+'Internal: the statement that scores recall candidates, with the registry''s signal calls in it.';
+
+-- Every candidate turn with each signal's value and contribution and the final score, in final order
+-- (ord). recall and explain_recall read it.
+create or replace function memory._recall_candidates(
+    query text, agent_id text, since timestamptz, until timestamptz, source text,
+    entities text[], entity_mode text, weights jsonb, query_vector vector
+) returns table (
+    turn_key bigint, session_key bigint, chunk_no integer, score double precision, fused double precision,
+    rerank_score double precision, ord bigint, signal_values double precision[], contributions double precision[],
+    ranks integer[], zs double precision[], rerank_error text, context jsonb
+)
+language plpgsql
+volatile
+set plan_cache_mode = force_custom_plan
+as $$
+declare
+    v_tenant text := memory.current_tenant();
+    v_cfg jsonb := memory._recall_settings(weights);
+    v_q memory._recall_query;
+    v_degraded text [] := '{}';
+    v_model record;
+    v_recall_model text;
+    v_vector vector := query_vector;
+    v_keys bigint [];
+    v_chunks integer [];
+    v_fusion record;
+    v_boost record;
+    v_context jsonb;
+begin
+    if query is null or btrim(query) = '' then
+        raise exception 'agent_memory: recall needs a query';
+    end if;
+    if entity_mode not in ('any', 'all') then
+        raise exception 'agent_memory: entity_mode must be any or all, got %', entity_mode;
+    end if;
+    if since is not null and until is not null and since > until then
+        raise exception 'agent_memory: since (%) is after until (%)', since, until;
+    end if;
+    v_q := memory._prepare_query(query, v_tenant, agent_id, v_cfg);
+
+    -- Vectors: the query embedded in the database (or given), against the model recall may use.
+    select * into v_model from memory._embedding_model(v_cfg);
+    v_recall_model := memory._recall_model(v_model.model);
+    if v_model is null then
+        v_degraded := v_degraded || 'no embedder configured: full-text only'::text;
+    elsif v_recall_model is null then
+        v_degraded := v_degraded || 'no embeddings yet: full-text only'::text;
+    elsif v_vector is null and v_model.provider = 'client' then
+        v_degraded := v_degraded || 'client embedder and no query_vector: full-text only'::text;
+    elsif v_vector is null and v_recall_model <> v_model.model then
+        v_degraded := v_degraded || format('model %s is still building and %s cannot embed queries: full-text only',
+                                           v_model.model, v_recall_model);
+    elsif v_vector is null then
+        begin
+            v_vector := (memory._embed_texts(array[v_q.search_text], v_cfg))[1];
+        exception when others then
+            v_degraded := v_degraded || ('query embedding failed: ' || sqlerrm || ': full-text only');
+        end;
+    end if;
+    if v_vector is not null and query_vector is not null and vector_dims(query_vector) <> (
+        select m.dimensions from memory.embedding_models as m where m.model = v_recall_model
+    ) then
+        raise exception 'agent_memory: query_vector has % dimensions but model % has %', vector_dims(query_vector),
+            v_recall_model, (select m.dimensions from memory.embedding_models as m where m.model = v_recall_model);
+    end if;
+
+    select array_agg(c.turn_key), array_agg(c.chunk_no) into v_keys, v_chunks
+    from memory._candidate_chunks(v_tenant, agent_id, since, until, source, entities, entity_mode, v_cfg, v_q,
+                                  v_vector, v_recall_model) as c;
+
+    select * into v_fusion from memory._signal_calls('fusion', v_cfg);
+    select * into v_boost from memory._signal_calls('boost', v_cfg);
+    v_context := jsonb_build_object(
+        'model', v_recall_model, 'fusion', v_cfg ->> 'fusion', 'speakers_matched', to_jsonb(v_q.speakers),
+        'degraded', to_jsonb(v_degraded), 'signals', to_jsonb(v_fusion.names || v_boost.names),
+        'fusion_signals', cardinality(v_fusion.names), 'weights', to_jsonb(v_fusion.weights || v_boost.weights),
+        'rerank', v_cfg ->> 'rerank'
+    );
+    return query execute memory._scoring_sql(v_fusion.calls, v_boost.calls)
+    using v_tenant, coalesce(v_keys, '{}'), coalesce(v_chunks, '{}'), v_q, v_vector, v_recall_model, v_cfg,
+          v_fusion.weights, v_boost.weights, query, v_context;
+end
+$$;
+
+comment on function memory._recall_candidates(text, text, timestamptz, timestamptz, text, text[], text, jsonb, vector)
+is 'Internal: every candidate turn of a recall with each signal''s value and contribution and the final score.';

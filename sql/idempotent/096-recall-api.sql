@@ -1,0 +1,152 @@
+-- Recall, the API: memory.recall and memory.explain_recall, and the components object that shows why a
+-- turn ranked where it did (every signal of the registry by name).
+
+-- A candidate's components: built only for the rows a caller shows (recall's k hits), not for every
+-- candidate. signals: {name: {value, weight, contribution}} (fusion signals also with rank and z).
+create or replace function memory._components(
+    chunk_no integer, fused double precision, signal_values double precision[],
+    contributions double precision[], ranks integer[], zs double precision[], rerank_score double precision,
+    rerank_error text, context jsonb
+) returns jsonb
+language sql
+immutable
+as $$
+    select jsonb_build_object(
+        'signals', (
+            select coalesce(jsonb_object_agg(s.name, jsonb_build_object(
+                'value', round(signal_values[s.i]::numeric, 6),
+                'weight', (context -> 'weights' ->> (s.i::integer - 1))::double precision,
+                'contribution', round(contributions[s.i]::numeric, 6)
+            ) || case when s.i <= (context ->> 'fusion_signals')::integer then jsonb_build_object(
+                'rank', ranks[s.i], 'z', round(zs[s.i]::numeric, 6)
+            ) else '{}' end), '{}')
+            from jsonb_array_elements_text(context -> 'signals') with ordinality as s (name, i)
+        ),
+        'fused', round(fused::numeric, 6),
+        'chunk_no', chunk_no,
+        'model', context -> 'model',
+        'fusion', context -> 'fusion',
+        'speakers_matched', context -> 'speakers_matched',
+        'degraded', context -> 'degraded',
+        'rerank', case when context ->> 'rerank' <> 'none' then jsonb_build_object(
+            'score', round(rerank_score::numeric, 6), 'error', rerank_error
+        ) end
+    )
+$$;
+
+comment on function memory._components(
+    integer, double precision, double precision[], double precision[], integer[], double precision[],
+    double precision, text, jsonb
+) is
+'Internal: the components object of one recall candidate (each signal''s value, weight and contribution).';
+
+create or replace function memory.recall(
+    query text,
+    k integer default 10,
+    agent_id text default null,
+    since timestamptz default null,
+    until timestamptz default null,
+    source text default null,
+    level text default 'turn',
+    entities text[] default null,
+    entity_mode text default 'any',
+    weights jsonb default null,
+    query_vector vector default null
+) returns table (
+    session_id text, agent text, turn_id bigint, message_id text, role text, speaker text,
+    created_at timestamptz, content text, summary text, score double precision, components jsonb
+)
+language plpgsql
+volatile
+as $$
+#variable_conflict use_column
+declare
+    v_tenant text := memory.current_tenant();
+    v_turns bigint [];
+    v_sessions bigint [];
+    v_scores double precision [];
+    v_components jsonb [];
+begin
+    if k is null or k < 1 then
+        raise exception 'agent_memory: k must be at least 1, got %', k;
+    end if;
+    if level not in ('turn', 'session') then
+        raise exception 'agent_memory: level must be turn or session, got %', level;
+    end if;
+    -- Rank once; the hits are kept to return them and, when access counting is on, to count them.
+    select array_agg(h.turn_key order by h.ord), array_agg(h.session_key order by h.ord),
+           array_agg(h.score order by h.ord),
+           array_agg(memory._components(h.chunk_no, h.fused, h.signal_values, h.contributions, h.ranks, h.zs,
+                                        h.rerank_score, h.rerank_error, h.context) order by h.ord)
+    into v_turns, v_sessions, v_scores, v_components
+    from (
+        select c.* from (
+            select c.*, row_number() over (partition by c.session_key order by c.ord) as in_session
+            from memory._recall_candidates(recall.query, recall.agent_id, recall.since, recall.until, recall.source,
+                                           recall.entities, recall.entity_mode, recall.weights,
+                                           recall.query_vector) as c
+        ) as c
+        where recall.level = 'turn' or c.in_session = 1
+        order by c.ord
+        limit recall.k
+    ) as h;
+
+    return query
+    select s.session_id, s.agent_id, t.turn_key, t.message_id, t.role, t.name, t.created_at, t.content,
+           m.summary, h.score, h.components
+    from unnest(v_turns, v_sessions, v_scores, v_components) with ordinality
+        as h (turn_key, session_key, score, components, n)
+    inner join memory.turns as t on t.tenant_id = v_tenant and h.turn_key = t.turn_key
+    inner join memory.sessions as s on s.tenant_id = v_tenant and h.session_key = s.session_key
+    left join memory.summaries as m on m.tenant_id = v_tenant and h.session_key = m.session_key
+    order by h.n;
+
+    if (coalesce(recall.weights -> 'recall_count_access', memory.setting('recall_count_access')))::boolean then
+        update memory.turns as t
+        set access_count = t.access_count + 1, last_accessed_at = pg_catalog.now()
+        where t.tenant_id = v_tenant and t.turn_key = any(v_turns);
+    end if;
+end
+$$;
+
+comment on function memory.recall(
+    text, integer, text, timestamptz, timestamptz, text, text, text[], text, jsonb, vector
+)
+is 'The turns (level turn) or sessions (level session, with their best turn) that best answer a query, best '
+'first: full-text (BM25) and vector scores of each turn''s best chunk fused, plus the boost signals of '
+'memory.signal_definitions(), and an optional rerank stage (setting rerank). Filters: agent_id, '
+'since/until (event time), source, entities (any/all). weights: per-call settings, e.g. '
+'''{"weight_dense": 0.5}''. query_vector: for callers that embed themselves. components shows every '
+'signal''s value, weight and contribution.';
+
+create or replace function memory.explain_recall(
+    query text,
+    agent_id text default null,
+    since timestamptz default null,
+    until timestamptz default null,
+    source text default null,
+    entities text[] default null,
+    entity_mode text default 'any',
+    weights jsonb default null,
+    query_vector vector default null
+) returns table (
+    rank bigint, session_id text, turn_id bigint, speaker text, content text, score double precision,
+    fused double precision, components jsonb
+)
+language sql
+volatile
+as $$
+    select c.ord, s.session_id, t.turn_key, t.name, t.content, c.score, c.fused,
+           memory._components(c.chunk_no, c.fused, c.signal_values, c.contributions, c.ranks, c.zs, c.rerank_score,
+                              c.rerank_error, c.context)
+    from memory._recall_candidates(query, agent_id, since, until, source, entities, entity_mode, weights,
+                                   query_vector) as c
+    inner join memory.turns as t on t.tenant_id = memory.current_tenant() and c.turn_key = t.turn_key
+    inner join memory.sessions as s on s.tenant_id = memory.current_tenant() and c.session_key = s.session_key
+    order by c.ord
+$$;
+
+comment on function memory.explain_recall(text, text, timestamptz, timestamptz, text, text[], text, jsonb, vector) is
+'Every candidate of a recall in final order with its fused score, the final score and components (every '
+'signal''s value, weight and contribution; fusion signals with their rank and z-score among the '
+'candidates): what to read to understand and tune ranking.';

@@ -1,0 +1,22 @@
+-- Recall signal "dense" (fusion stage): the cosine similarity of the query vector to the chunk's vector,
+-- or to the chunk and its context together (the sum of their vectors, as mean pooling embeds a pair)
+-- times context_weight, whichever is higher.
+create or replace function memory.signal_dense(c memory.recall_candidate, s jsonb) returns double precision
+language sql
+immutable parallel safe
+as $$
+    select case
+        when (c).context_cosine is null then (c).cosine
+        else greatest(
+            (c).cosine,
+            (s ->> 'context_weight')::float8 * ((c).cosine + (c).context_cosine) / sqrt(2 + 2 * (c).context_similarity)
+        )
+    end
+$$;
+
+select memory._define_builtin_signal(
+    'dense', 'fusion', 'memory.signal_dense(memory.recall_candidate, jsonb)', 1.2,
+    'Cosine similarity of the query vector to the chunk''s vector, or to the chunk and its context '
+    'together (the sum of their vectors, as mean pooling embeds a pair) times context_weight, whichever '
+    'is higher.'
+);
