@@ -26,5 +26,8 @@ except (rerank.ProviderError, ValueError) as exc:
 return json.dumps({"scores": scores})
 $$;
 
+-- The endpoint is a setting a session may change: only roles the owner grants this may make the server call it.
+revoke all on function memory._rerank(text, text[], jsonb) from public;
+
 comment on function memory._rerank(text, text[], jsonb) is
 'Internal: relevance scores of documents for a query from the rerank_url endpoint, or the error.';

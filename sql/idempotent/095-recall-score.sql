@@ -149,36 +149,37 @@ scored as (
     from session_z as z
     window s as (partition by z.session_key)
 ),
--- One row per turn and boost signal.
-turn_values as (
-    select sc.turn_key, v.n, v.value, v.weight * coalesce(v.value, 0) as contribution
+-- What the boost signals read that is more than a column, computed once per turn (materialized: a signal
+-- function reading its candidate twice is inlined only when the candidate is plain columns).
+described as materialized (
+    select sc.*,
+           extract(epoch from pg_catalog.now() - sc.created_at) / 86400.0 as age_days,
+           coalesce(sc.name = any(($4).speakers), false) as speaker_named,
+           exists (
+               select from jsonb_array_elements_text(sc.session_open_loops) as o where strpos(sc.content, o) > 0
+           ) as holds_open_loop
     from scored as sc
-    cross join lateral (
-        select row(sc.turn_key, sc.session_key, sc.chunk_no, sc.position, sc.role, sc.name, sc.created_at,
-                   extract(epoch from pg_catalog.now() - sc.created_at) / 86400.0, sc.trust, sc.access_count,
-                   sc.bm25, sc.cosine, sc.context_cosine, sc.context_similarity, sc.fused, sc.session_best,
-                   sc.previous_fused, sc.next_fused, sc.summary_z, sc.session_vector_z, coalesce(sc.name = any(($4).speakers), false),
-                   exists (
-                       select from jsonb_array_elements_text(sc.session_open_loops) as o
-                       where strpos(sc.content, o) > 0
-                   ))::memory.recall_candidate as c
-    ) as k
-    cross join lateral unnest(array[%2$s]::double precision [], $9::double precision [])
-        with ordinality as v (value, weight, n)
 ),
+-- Every boost signal of each turn, added up in the turn's own row (a few values: no join back needed).
 final as (
-    select sc.turn_key, sc.session_key, sc.chunk_no, sc.text, sc.fused, sc.fused + coalesce(tv.boost, 0) as score,
-           sc.fusion_values || coalesce(tv.boost_values, '{}') as signal_values,
-           sc.fusion_contributions || coalesce(tv.boost_contributions, '{}') as contributions,
-           sc.ranks, sc.zs,
-           row_number() over (order by sc.fused + coalesce(tv.boost, 0) desc, sc.turn_key) as fused_rank
-    from scored as sc
-    left join (
-        select t.turn_key, sum(t.contribution) as boost, array_agg(t.value order by t.n) as boost_values,
-               array_agg(t.contribution order by t.n) as boost_contributions
-        from turn_values as t
-        group by t.turn_key
-    ) as tv on sc.turn_key = tv.turn_key
+    select d.turn_key, d.session_key, d.chunk_no, d.text, d.fused, d.fused + b.boost as score,
+           d.fusion_values || b.boost_values as signal_values,
+           d.fusion_contributions || b.boost_contributions as contributions,
+           d.ranks, d.zs,
+           row_number() over (order by d.fused + b.boost desc, d.turn_key) as fused_rank
+    from described as d
+    cross join lateral (
+        select row(d.turn_key, d.session_key, d.chunk_no, d.position, d.role, d.name, d.created_at, d.age_days,
+                   d.trust, d.access_count, d.bm25, d.cosine, d.context_cosine, d.context_similarity, d.fused,
+                   d.session_best, d.previous_fused, d.next_fused, d.summary_z, d.session_vector_z, d.speaker_named,
+                   d.holds_open_loop)::memory.recall_candidate as c
+    ) as k
+    cross join lateral (
+        select coalesce(sum(v.weight * coalesce(v.value, 0)), 0) as boost,
+               coalesce(array_agg(v.value order by v.n), '{}') as boost_values,
+               coalesce(array_agg(v.weight * coalesce(v.value, 0) order by v.n), '{}') as boost_contributions
+        from unnest(array[%2$s]::double precision [], $9::double precision []) with ordinality as v (value, weight, n)
+    ) as b
 ),
 reranked as (
     select memory._rerank($10, array_agg(f.text order by f.fused_rank), $7) as answer
@@ -199,6 +200,29 @@ $fn$;
 comment on function memory._scoring_sql(text, text) is
 'Internal: the statement that scores recall candidates, with the registry''s signal calls in it.';
 
+-- The scoring statement for these signal calls, prepared once per session under a name derived from its
+-- text (a new registry makes a new statement): planning it on every recall cost as much as running it.
+create or replace function memory._scoring_statement(fusion_calls text, boost_calls text) returns text
+language plpgsql
+volatile
+as $$
+declare
+    v_sql text := memory._scoring_sql(fusion_calls, boost_calls);
+    v_name text := 'memory_recall_score_' || md5(v_sql);
+begin
+    if not exists (select from pg_catalog.pg_prepared_statements as p where p.name = v_name) then
+        execute format(
+            'prepare %I (text, bigint [], integer [], memory._recall_query, vector, text, jsonb, double precision [], '
+            'double precision [], text, jsonb) as %s', v_name, v_sql
+        );
+    end if;
+    return v_name;
+end
+$$;
+
+comment on function memory._scoring_statement(text, text) is
+'Internal: the name of this session''s prepared scoring statement for the given signal calls.';
+
 -- Every candidate turn with each signal's value and contribution and the final score, in final order
 -- (ord). recall and explain_recall read it.
 create or replace function memory._recall_candidates(
@@ -211,7 +235,8 @@ create or replace function memory._recall_candidates(
 )
 language plpgsql
 volatile
-set plan_cache_mode = force_custom_plan
+-- The scoring statement is planned once per session (memory._scoring_statement); a generic plan suits it.
+set plan_cache_mode = force_generic_plan
 as $$
 declare
     v_tenant text := memory.current_tenant();
@@ -276,9 +301,13 @@ begin
         'fusion_signals', cardinality(v_fusion.names), 'weights', to_jsonb(v_fusion.weights || v_boost.weights),
         'rerank', v_cfg ->> 'rerank'
     );
-    return query execute memory._scoring_sql(v_fusion.calls, v_boost.calls)
-    using v_tenant, coalesce(v_keys, '{}'), coalesce(v_chunks, '{}'), v_q, v_vector, v_recall_model, v_cfg,
-          v_fusion.weights, v_boost.weights, query, v_context;
+    -- A prepared statement takes its arguments as values in the EXECUTE command (quoted literals).
+    return query execute format(
+        'execute %I(%L, %L, %L, %L, %L, %L, %L, %L, %L, %L, %L)',
+        memory._scoring_statement(v_fusion.calls, v_boost.calls), v_tenant, coalesce(v_keys, '{}'),
+        coalesce(v_chunks, '{}'), v_q, v_vector, v_recall_model, v_cfg, v_fusion.weights, v_boost.weights, query,
+        v_context
+    );
 end
 $$;
 

@@ -266,3 +266,13 @@ def test_very_common_terms_score_but_bring_no_candidates_alone(memory):
     everything, _ = candidates(1000)
     rare_only, all_scored = candidates(1)
     assert rare_only < everything and all_scored
+
+
+def test_the_scoring_statement_is_prepared_once_per_session_and_again_after_deallocate(memory):
+    first = recall(memory, "Lisbon flights", k=3)
+    prepared = "select count(*) from pg_prepared_statements where name like 'memory_recall_score_%'"
+    assert memory.execute(prepared).fetchone()[0] == 1
+    recall(memory, "Biscuit", k=1)
+    assert memory.execute(prepared).fetchone()[0] == 1
+    memory.execute("deallocate all")
+    assert recall(memory, "Lisbon flights", k=3) == first

@@ -1,5 +1,6 @@
 """The optional rerank stage against a real rerank endpoint on loopback (tests/http_stub.py)."""
 
+import psycopg
 import pytest
 from psycopg.types.json import Json
 
@@ -69,3 +70,20 @@ def test_a_non_http_rerank_url_is_refused_by_name(memory):
 def test_without_rerank_components_say_nothing_of_it(memory):
     memory.execute("set memory.rerank = 'none'")
     assert recall(memory, "backup")[0][2]["rerank"] is None
+
+
+def test_only_roles_granted_the_rerank_call_make_the_server_call_the_endpoint(memory, http_stub):
+    # The fixture's transaction is rolled back at the end: the role goes with it.
+    memory.execute("create role am_test_reranker")
+    memory.execute("grant usage on schema memory to am_test_reranker")
+    memory.execute("grant select on all tables in schema memory to am_test_reranker")
+    memory.execute("set role am_test_reranker")
+    refused = pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied for function _rerank")
+    with refused, memory.transaction():
+        recall(memory, "backup")
+    assert http_stub.requests == []
+    memory.execute("reset role")
+    memory.execute("grant execute on function memory._rerank(text, text[], jsonb) to am_test_reranker")
+    memory.execute("set role am_test_reranker")
+    assert recall(memory, "backup")[0][2]["rerank"]["score"] is not None
+    memory.execute("reset role")
