@@ -43,10 +43,7 @@ def test_bm25_with_context_when_it_says_more_than_the_turn(db):
 
 
 def test_bm25_of_a_chunk_with_none_of_the_words_is_zero(db):
-    bm25 = db.execute(
-        "select bm25 from memory._chunk_bm25('dog:2'::tsvector, 1, 0, array['cat'], array[2.0], 0.9, 0.4, 4, 0.5)"
-    ).fetchone()[0]
-    assert bm25 == 0
+    assert bm25(db, "'dog':2", 1, 0, 0.5) == 0
 
 
 def test_bm25_in_recall_uses_the_scopes_term_statistics(db):
