@@ -82,6 +82,8 @@ as $$
         ('rerank_timeout_seconds', '2', 'number', null, 0.1, 600,
          'Timeout of the rerank request; on timeout or error recall keeps the fused order and says so.'),
         ('recency_half_life_days', '30', 'number', null, 0.001, 100000, 'Half-life of the recency boost.'),
+        ('period_half_life_days', '7', 'number', null, 0.001, 100000,
+         'Half-life of the period boost outside the period a query names (days before or after it).'),
         ('trust_helpful_step', '0.1', 'number', null, 0, 10,
          'What a helpful verdict adds to a turn''s trust (up to trust_max).'),
         ('trust_unhelpful_factor', '0.5', 'number', null, 0, 1,

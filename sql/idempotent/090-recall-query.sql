@@ -57,6 +57,23 @@ $$;
 
 comment on function memory._without_names(text, text[]) is 'Internal: the query with the given names taken out.';
 
+-- The days a query names ("in March 2024", "on 3 May", "last week"), relative to today, or null;
+-- English expressions (agent_memory_db.periods).
+create or replace function memory._named_period(query text, today date) returns daterange
+language plpython3u
+immutable strict parallel safe
+as $$
+if GD.get("agent_memory_version") is None:
+    plpy.execute("select memory._load_python()")
+import datetime
+from agent_memory_db.periods import named_period
+period = named_period(query, datetime.date.fromisoformat(today))
+return None if period is None else "[%s,%s)" % period
+$$;
+
+comment on function memory._named_period(text, date) is
+'Internal: the days a query names (first day, day after the last), relative to today; null if none.';
+
 -- The query prepared for the candidate lists and the full-text score.
 create or replace function memory._prepare_query(query text, tenant text, agent text, settings jsonb)
 returns memory._recall_query
@@ -78,6 +95,11 @@ begin
         end if;
     end if;
     q.lexemes := tsvector_to_array(to_tsvector(v_tsconfig, q.search_text));
+    q.period := (
+        select tstzrange(lower(p)::timestamptz, upper(p)::timestamptz)
+        from memory._named_period(query, current_date) as p
+        where p is not null
+    );
     select coalesce(sum(k.chunks), 0), coalesce(sum(k.total_length), 0) / greatest(coalesce(sum(k.chunks), 0), 1)
     into q.chunks_in_scope, q.avg_length
     from memory.corpus as k
@@ -105,4 +127,5 @@ end
 $$;
 
 comment on function memory._prepare_query(text, text, text, jsonb) is
-'Internal: a recall query prepared once (text searched, speakers named, lexemes with df and idf in scope).';
+'Internal: a recall query prepared once (text searched, speakers named, lexemes with df and idf in scope, '
+'the period it names).';

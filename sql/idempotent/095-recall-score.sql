@@ -64,7 +64,7 @@ chunk_values as (
     cross join lateral (
         select row(f.turn_key, f.session_key, f.chunk_no, f.position, f.role, f.name, f.created_at, null, f.trust,
                    f.access_count, f.bm25, f.cosine, f.context_cosine, f.context_similarity,
-                   null, null, null, null, null, null, null, null)::memory.recall_candidate as c
+                   null, null, null, null, null, null, null, null, null)::memory.recall_candidate as c
     ) as k
     cross join lateral unnest(array[%1$s]::double precision [], $8::double precision [])
         with ordinality as v (value, weight, n)
@@ -157,7 +157,11 @@ described as materialized (
            coalesce(sc.name = any(($4).speakers), false) as speaker_named,
            exists (
                select from jsonb_array_elements_text(sc.session_open_loops) as o where strpos(sc.content, o) > 0
-           ) as holds_open_loop
+           ) as holds_open_loop,
+           case when ($4).period is not null then
+               extract(epoch from greatest(lower(($4).period) - sc.created_at, sc.created_at - upper(($4).period),
+                                           interval '0')) / 86400.0
+           end as days_from_period
     from scored as sc
 ),
 -- Every boost signal of each turn, added up in the turn's own row (a few values: no join back needed).
@@ -172,7 +176,7 @@ final as (
         select row(d.turn_key, d.session_key, d.chunk_no, d.position, d.role, d.name, d.created_at, d.age_days,
                    d.trust, d.access_count, d.bm25, d.cosine, d.context_cosine, d.context_similarity, d.fused,
                    d.session_best, d.previous_fused, d.next_fused, d.summary_z, d.session_vector_z, d.speaker_named,
-                   d.holds_open_loop)::memory.recall_candidate as c
+                   d.holds_open_loop, d.days_from_period)::memory.recall_candidate as c
     ) as k
     cross join lateral (
         select coalesce(sum(v.weight * coalesce(v.value, 0)), 0) as boost,

@@ -4,7 +4,7 @@ create or replace function memory.signal_recency(c memory.recall_candidate, s js
 language sql
 immutable parallel safe
 as $$
-    select power(0.5, (c).age_days / (s ->> 'recency_half_life_days')::float8)
+    select power(0.5, least((c).age_days / (s ->> 'recency_half_life_days')::float8, 1000))
 $$;
 
 select memory._define_builtin_signal(

@@ -42,11 +42,12 @@ create type memory.recall_candidate as (
     summary_z double precision,
     session_vector_z double precision,
     speaker_named boolean,
-    holds_open_loop boolean
+    holds_open_loop boolean,
+    days_from_period double precision
 );
 
 -- A recall query prepared once: the text searched, the speakers it names, its lexemes with their
--- document frequencies and idf in scope, and the scope's size.
+-- document frequencies and idf in scope, the scope's size, and the period of time it names.
 create type memory._recall_query as (
     search_text text,
     speakers text [],
@@ -56,7 +57,8 @@ create type memory._recall_query as (
     tsquery tsquery,
     generating tsquery,
     chunks_in_scope double precision,
-    avg_length double precision
+    avg_length double precision,
+    period tstzrange
 );
 
 -- Functions whose arguments or results changed shape; the idempotent files create the new ones.

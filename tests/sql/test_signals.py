@@ -81,6 +81,50 @@ def test_recency_halves_every_half_life(db):
     assert signal(db, "recency", {"recency_half_life_days": 30}, age_days=60) == pytest.approx(0.25)
 
 
+def test_recency_of_a_very_old_turn_is_tiny_not_an_underflow(db):
+    assert 0 < signal(db, "recency", {"recency_half_life_days": 0.001}, age_days=3650) < 1e-300
+
+
+def test_period_is_one_inside_and_halves_every_half_life_outside(db):
+    half_life = {"period_half_life_days": 7}
+    assert signal(db, "period", half_life, days_from_period=0) == 1
+    assert signal(db, "period", half_life, days_from_period=14) == pytest.approx(0.25)
+    assert 0 < signal(db, "period", half_life, days_from_period=1e6) < 1e-300
+    assert signal(db, "period", half_life) == 0  # the query names no period
+
+
+def test_recall_prefers_the_turn_said_in_the_period_the_query_names(db):
+    db.execute("set memory.embedder = 'none'")
+    for session, day in (("march", "2024-03-12"), ("june", "2024-06-20")):
+        db.execute(
+            "select memory.commit(%s, %s, enrich => 'now')",
+            (
+                session,
+                Json([{"role": "user", "content": "we moved the billing job to the new cluster", "created_at": day}]),
+            ),
+        )
+    named = db.execute(
+        "select session_id, (components -> 'signals' -> 'period' ->> 'value')::float8 from memory.recall(%s, k => 2)",
+        ("when did the billing job move to the new cluster, in June 2024?",),
+    ).fetchall()
+    assert [session for session, _ in named] == ["june", "march"]
+    assert [value for _, value in named] == [1, pytest.approx(0.5 ** (81 / 7), abs=1e-6)]  # 81 days before June
+    unnamed = db.execute(
+        "select (components -> 'signals' -> 'period' ->> 'value')::float8 from memory.recall('billing job cluster')"
+    ).fetchall()
+    assert unnamed == [(0,), (0,)]
+
+
+def test_the_period_a_query_names_is_read_in_the_database(db):
+    period = "select memory._named_period(%s, '2026-11-30')::text"
+    assert (
+        db.execute(period, ("what broke in the first week of October 2023?",)).fetchone()[0]
+        == "[2023-10-01,2023-10-08)"
+    )
+    assert db.execute(period, ("what did we fix yesterday?",)).fetchone()[0] == "[2026-11-29,2026-11-30)"
+    assert db.execute(period, ("what may we fix?",)).fetchone()[0] is None
+
+
 def test_trust_is_its_logarithm(db):
     assert signal(db, "trust", trust=0.5) == pytest.approx(math.log(0.5))
     assert signal(db, "trust", trust=1) == 0
