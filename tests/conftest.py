@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql
 from pytest_postgresql import factories
 
 from agent_memory.localdb import DEFAULT_PORT, LocalServer
@@ -49,6 +51,49 @@ def dsn(db: psycopg.Connection) -> str:
     """A connection string for the test's database (for clients and the CLI)."""
     info = db.info
     return f"postgresql://{info.user}@/{info.dbname}?host={info.host}&port={info.port}"
+
+
+class Logins:
+    """Login roles made for one test, dropped after it (roles are the cluster's, not the database's)."""
+
+    def __init__(self, admin: psycopg.Connection) -> None:
+        self.admin = admin
+        self.names: list[str] = []
+        self.connections: list[psycopg.Connection] = []
+
+    def create(self, grant_app: bool = True, tenant: str | None = None) -> psycopg.Connection:
+        name = f"am_test_{uuid.uuid4().hex[:10]}"
+        with psycopg.connect(**self._params("postgres"), autocommit=True) as conn:
+            conn.execute(sql.SQL("create role {} login").format(sql.Identifier(name)))
+            if grant_app:
+                conn.execute(sql.SQL("grant memory_app to {}").format(sql.Identifier(name)))
+            if tenant:
+                conn.execute("select memory.bind_tenant_role(%s, %s)", (name, tenant))
+        self.names.append(name)
+        conn = psycopg.connect(**self._params(name), autocommit=True)
+        self.connections.append(conn)
+        return conn
+
+    def _params(self, user: str) -> dict:
+        info = self.admin.info
+        return {"host": info.host, "port": info.port, "dbname": info.dbname, "user": user}
+
+    def drop(self) -> None:
+        for conn in self.connections:
+            conn.close()
+        with psycopg.connect(**self._params("postgres"), autocommit=True) as conn:
+            for name in self.names:
+                conn.execute(sql.SQL("drop role if exists {}").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def logins(db: psycopg.Connection) -> Any:
+    """Make login roles connected to the test's database (Logins.create); dropped after the test."""
+    made = Logins(db)
+    try:
+        yield made
+    finally:
+        made.drop()
 
 
 @pytest.fixture

@@ -4,7 +4,8 @@ Embeddings are deterministic (from each text's hash); chat answers with a fixed 
 /rerank scores each document by word overlap with the query (rerank_score), best first, honouring top_n,
 in the Cohere shape or, with rerank_shape = "tei", in TEI's bare-list shape; rerank_reply, when set,
 is sent instead as it is (for malformed answers).
-`fail_next` makes the next requests fail with a status, to test retries; `delay` (seconds) holds
+`fail_next` makes the next requests fail with a status, to test retries; `redirect_to`, when set,
+answers every request with a 307 to that URL; `delay` (seconds) holds
 every answer back, to test timeouts (cut short when the server stops).
 """
 
@@ -38,6 +39,7 @@ class Stub:
         self.delay = 0.0
         self.rerank_shape = "cohere"
         self.rerank_reply: object | None = None
+        self.redirect_to: str | None = None
         self.stopping = threading.Event()
         self.chat_reply = json.dumps(
             {"summary": "Ana chose Postgres.", "decisions": ["use Postgres"], "open_loops": ["rotate keys"]}
@@ -53,7 +55,12 @@ class Stub:
                 stub.requests.append((self.path, body, self.headers.get("Authorization")))
                 if stub.delay:
                     stub.stopping.wait(stub.delay)
-                if stub.fail_next:
+                if stub.redirect_to:
+                    self.send_response(307)
+                    self.send_header("Location", stub.redirect_to)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                elif stub.fail_next:
                     self.reply(stub.fail_next.pop(0), {"error": {"message": "try again"}})
                 elif self.path.endswith("/embeddings"):
                     data = [

@@ -1,8 +1,9 @@
 """Clients for OpenAI-compatible endpoints: /v1/embeddings and /v1/chat/completions, and the JSON POST
 they share (post_json, also used by rerank.py).
 
-Standard library only. Retries connection failures, 429 and 5xx answers with exponential backoff;
-other answers are errors that keep the server's message.
+Standard library only. Only http and https URLs with a host are called, and redirects are not
+followed (a key must not travel to where a redirect points). Retries connection failures, 429 and
+5xx answers with exponential backoff; other answers are errors that keep the server's message.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +20,30 @@ from typing import Any
 
 class ProviderError(RuntimeError):
     """The endpoint failed or answered with something unusable."""
+
+
+SCHEMES = ("http", "https")
+
+
+def check_url(url: str) -> str:
+    """The URL's host[:port], lower case; ProviderError unless it is an http or https URL with a host."""
+    parts = urllib.parse.urlsplit(url)
+    if not parts.scheme:
+        raise ProviderError(f"URL {url!r} has no scheme; use http or https")
+    if parts.scheme.lower() not in SCHEMES:
+        raise ProviderError(f"URL scheme {parts.scheme!r} is not allowed; use http or https")
+    host = parts.netloc.rpartition("@")[2].lower()
+    if not host:
+        raise ProviderError(f"URL {url!r} has no host")
+    return host
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        return None  # the 3xx answer is raised as an HTTPError
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
 
 
 def post_json(
@@ -34,6 +60,7 @@ def post_json(
     the last failure, or any other error answer, is a ProviderError that names the url and keeps
     the server's message.
     """
+    check_url(url)
     headers = {"Content-Type": "application/json"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
@@ -44,9 +71,12 @@ def post_json(
             time.sleep(backoff * 2 ** (attempt - 1))
         request = urllib.request.Request(url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
+            with _OPENER.open(request, timeout=timeout) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as exc:
+            if 300 <= exc.code < 400:
+                location = exc.headers.get("Location") if exc.headers else None
+                raise ProviderError(f"{url} answered {exc.code}: redirect to {location} not followed") from exc
             detail = exc.read().decode(errors="replace")[:500]
             last = f"{url} answered {exc.code}: {detail}"
             if exc.code != 429 and exc.code < 500:

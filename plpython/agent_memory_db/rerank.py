@@ -12,24 +12,10 @@ openai_compat.post_json's.
 from __future__ import annotations
 
 import math
-import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
 from agent_memory_db.openai_compat import ProviderError, post_json
-
-SCHEMES = ("http", "https")
-
-
-def check_url(url: str) -> None:
-    """ProviderError unless url is an http or https URL with a host."""
-    parts = urllib.parse.urlsplit(url)
-    if not parts.scheme:
-        raise ProviderError(f"rerank URL {url!r} has no scheme; use http or https")
-    if parts.scheme.lower() not in SCHEMES:
-        raise ProviderError(f"rerank URL scheme {parts.scheme!r} is not allowed; use http or https")
-    if not parts.netloc:
-        raise ProviderError(f"rerank URL {url!r} has no host")
 
 
 def rerank(
@@ -51,7 +37,6 @@ def rerank(
     or raw logits), comparable only within one answer. The URL is checked before anything else;
     no documents make no request.
     """
-    check_url(url)
     if not documents:
         return []
     if top_n is not None and top_n < 1:

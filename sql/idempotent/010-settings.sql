@@ -7,11 +7,19 @@
 create or replace function memory.setting_definitions()
 returns table (
     key text, default_value jsonb, value_type text, allowed jsonb,
-    minimum numeric, maximum numeric, description text
+    minimum numeric, maximum numeric, description text, set_by text
 )
 language sql
 stable parallel safe
 as $$
+    -- Settings that choose an endpoint or a model (where text goes, and with which key) are the
+    -- administrator's: set in memory.config; a session or call may change them only for memory_admin.
+    select d.*,
+           case when d.key in ('embedder', 'summarizer', 'openai_base_url', 'openai_embedding_model',
+                               'openai_embedding_dimensions', 'openai_chat_model', 'rerank', 'rerank_url',
+                               'rerank_model')
+                then 'admin' else 'session' end
+    from (
     select 'weight_' || s.name, to_jsonb(s.default_weight), 'number', null::jsonb, 0::numeric, 100::numeric,
            'Weight of recall signal ' || s.name || ' (' || s.stage || '): ' || s.measures
     from memory.signals as s
@@ -102,11 +110,61 @@ as $$
          'Up to this many chunks in scope, vector search is exact; above it, HNSW with iterative scan.'),
         ('recall_count_access', 'false', 'boolean', null, null, null,
          'Count how often recall returns each turn (makes recall write; leave off on a read replica).')
+    ) as d (key, default_value, value_type, allowed, minimum, maximum, description)
 $$;
 
 comment on function memory.setting_definitions() is
-'Every setting with its default, type, accepted values and meaning. Change one with '
-'insert into memory.config or, for one session, set memory.<key> = ...';
+'Every setting with its default, type, accepted values, meaning, and who may set it (set_by: session = any '
+'session or call, admin = memory.config, a session only of memory_admin). Change one with insert into '
+'memory.config or, for one session, set memory.<key> = ...';
+
+-- Whether the login of this session administers agent_memory (a superuser or a member of memory_admin).
+-- It reads session_user, which `set role` does not change and a security definer function does not
+-- either, so it means the same inside one.
+create or replace function memory._administers() returns boolean
+language sql
+stable parallel safe
+as $$
+    select coalesce((select r.rolsuper from pg_catalog.pg_roles as r where r.rolname = session_user), false)
+           or pg_catalog.pg_has_role(session_user, 'memory_admin', 'member')
+$$;
+
+comment on function memory._administers() is
+'Internal: whether the session''s login is a superuser or a member of memory_admin.';
+
+-- Settings as given, with the administrator's settings (endpoints, models) replaced by those in force
+-- unless the login administers: what the functions that call endpoints use, whatever a caller passes.
+create or replace function memory._trusted_endpoints(settings jsonb) returns jsonb
+language sql
+stable
+as $$
+    select case when memory._administers() then settings
+                else settings || (
+                    select jsonb_object_agg(d.key, memory.setting(d.key))
+                    from memory.setting_definitions() as d where d.set_by = 'admin'
+                )
+           end
+$$;
+
+comment on function memory._trusted_endpoints(jsonb) is
+'Internal: the settings with endpoint and model settings taken from configuration unless the login administers.';
+
+-- A value of an administrator's setting from a session or a call: refused unless the login administers.
+create or replace function memory._check_set_by(p_key text, p_where text) returns void
+language plpgsql
+stable
+as $$
+begin
+    if exists (select from memory.setting_definitions() as s where s.key = p_key and s.set_by = 'admin')
+        and not memory._administers() then
+        raise exception 'agent_memory: setting "%" is the administrator''s; % cannot change it', p_key, p_where
+            using hint = 'memory_admin sets it in memory.config';
+    end if;
+end
+$$;
+
+comment on function memory._check_set_by(text, text) is
+'Internal: refuses a session''s or a call''s value of an administrator''s setting unless the login administers.';
 
 -- The value checked against its definition; raises an error that names the key and the problem.
 create or replace function memory._validated_setting(p_key text, p_value jsonb) returns jsonb
@@ -170,6 +228,7 @@ begin
     if v_raw is null or v_raw = '' then
         return null;
     end if;
+    perform memory._check_set_by(p_key, 'a session (set memory.' || p_key || ')');
     select s.value_type into v_type from memory.setting_definitions() as s where s.key = p_key;
     if v_type = 'string' then
         return memory._validated_setting(p_key, to_jsonb(v_raw));

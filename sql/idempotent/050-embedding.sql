@@ -15,20 +15,44 @@ $$;
 
 comment on function memory._settings_json() is 'Internal: every setting in force as one JSON object.';
 
--- Stores a secret (such as openai_api_key) where only the extension's owner can read it.
-create or replace function memory.set_secret(name text, value text) returns void
-language sql
+-- Stores a secret (such as openai_api_key) where only the extension's owner can read it, for one host:
+-- it is sent to no other. The host is the one of `host` (a URL or host[:port]), or by default of the
+-- endpoint configured for it now (rerank_url for rerank_api_key, openai_base_url otherwise).
+create or replace function memory.set_secret(name text, value text, host text default null) returns void
+language plpgsql
 security definer
 as $$
-    insert into memory._secrets as s (name, value) values (set_secret.name, set_secret.value)
-    on conflict on constraint _secrets_pkey do update set value = excluded.value
+declare
+    v_host text := lower(coalesce(
+        substring(host from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#]+)'),
+        host,
+        substring(
+            memory.setting(case when name = 'rerank_api_key' then 'rerank_url' else 'openai_base_url' end) #>> '{}'
+            from '^https?://(?:[^/?#@]*@)?([^/?#]+)'
+        )
+    ));
+begin
+    if name is null or name !~ '^[a-z][a-z0-9_]{0,62}$' then
+        raise exception 'agent_memory: secret name must be lower-case letters, digits and _, got %', name;
+    end if;
+    if value is null or value = '' then
+        raise exception 'agent_memory: secret % needs a value', name;
+    end if;
+    if v_host is null or v_host !~ '^[a-z0-9.:\[\]-]+$' then
+        raise exception 'agent_memory: secret % needs the host it is for, got %', name, coalesce(host, 'none')
+            using hint = 'pass it: memory.set_secret(name, value, ''https://api.example.com'')';
+    end if;
+    insert into memory._secrets as s (name, value, host) values (set_secret.name, set_secret.value, v_host)
+    on conflict on constraint _secrets_pkey do update set value = excluded.value, host = excluded.host;
+end
 $$;
 
-revoke all on function memory.set_secret(text, text) from public;
+comment on function memory.set_secret(text, text, text) is
+'Stores a secret for one host (memory_admin), e.g. select memory.set_secret(''openai_api_key'', ''sk-...'', '
+'''https://api.openai.com''); without a host, the host of the endpoint configured now. It is sent to no '
+'other host and readable by no role but the owner.';
 
-comment on function memory.set_secret(text, text) is
-'Stores a secret, e.g. select memory.set_secret(''openai_api_key'', ''sk-...''). Only the extension''s '
-'owner may call it; the secret is readable by no other role.';
+comment on column memory._secrets.host is 'The only host (host[:port]) the secret is sent to.';
 
 -- The embedding model that settings (as from memory._settings_json()) choose; no row for embedder = none.
 create or replace function memory._embedding_model(settings jsonb)
@@ -62,7 +86,9 @@ as $$ select * from memory._embedding_model(memory._settings_json()) $$;
 comment on function memory.embedding_model() is
 'The embedding model the settings choose (provider, model, dimensions); no row when embedder = none.';
 
--- Runs as the owner so the endpoint's key can be read; it returns only vectors.
+-- Runs as the owner so the endpoint's key can be read; it returns only vectors. The key goes only to the
+-- host it was stored for, and which endpoint and model are used is the administrator's choice (settings
+-- set_by admin: a session's value of one counts only for memory_admin, see memory._check_set_by).
 create or replace function memory._embed_texts(texts text[], settings jsonb) returns vector[]
 language plpython3u
 security definer
@@ -70,20 +96,19 @@ as $$
 if GD.get("agent_memory_version") is None:
     plpy.execute("select memory._load_python()")
 import json
-from agent_memory_db import embedding
-config = json.loads(settings)
-key = None
-if config["embedder"] == "openai":
-    rows = plpy.execute("select value from memory._secrets where name = 'openai_api_key'")
-    key = rows[0]["value"] if rows else None
+from agent_memory_db import embedding, secrets
+config = json.loads(plpy.execute(plpy.prepare("select memory._trusted_endpoints($1) as s", ["jsonb"]), [settings])[0]["s"])
 try:
+    key = None
+    if config["embedder"] == "openai":
+        rows = plpy.execute("select value, host from memory._secrets where name = 'openai_api_key'")
+        stored = (rows[0]["value"], rows[0]["host"]) if rows else None
+        key = secrets.key_for("openai_api_key", config["openai_base_url"], stored)
     vectors = embedding.embed(config, texts or [], key, GD)
 except Exception as exc:
     plpy.error("agent_memory: embedding failed: %s" % exc)
 return [embedding.as_pgvector(v) for v in vectors]
 $$;
-
-revoke all on function memory._embed_texts(text[], jsonb) from public;
 
 comment on function memory._embed_texts(text[], jsonb) is
 'Internal: embeds texts with the embedder the given settings choose.';
@@ -91,7 +116,6 @@ comment on function memory._embed_texts(text[], jsonb) is
 create or replace function memory.embed(texts text[]) returns vector[]
 language sql
 stable
-security definer
 as $$ select memory._embed_texts(texts, memory._settings_json()) $$;
 
 comment on function memory.embed(text[]) is

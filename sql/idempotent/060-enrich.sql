@@ -27,12 +27,15 @@ as $$
 if GD.get("agent_memory_version") is None:
     plpy.execute("select memory._load_python()")
 import json
-from agent_memory_db import embedding, openai_compat, summarize
-messages, config = json.loads(turns), json.loads(settings)
+from agent_memory_db import embedding, openai_compat, secrets, summarize
+messages = json.loads(turns)
+config = json.loads(plpy.execute(plpy.prepare("select memory._trusted_endpoints($1) as s", ["jsonb"]), [settings])[0]["s"])
 if config["summarizer"] == "llm":
-    rows = plpy.execute("select value from memory._secrets where name = 'openai_api_key'")
-    endpoint = embedding.endpoint(config, rows[0]["value"] if rows else None)
+    rows = plpy.execute("select value, host from memory._secrets where name = 'openai_api_key'")
+    stored = (rows[0]["value"], rows[0]["host"]) if rows else None
     try:
+        key = secrets.key_for("openai_api_key", config["openai_base_url"], stored)
+        endpoint = embedding.endpoint(config, key)
         result = summarize.parse_llm_summary(
             openai_compat.chat(endpoint, config["openai_chat_model"], summarize.llm_messages(messages)))
     except (openai_compat.ProviderError, ValueError) as exc:
@@ -41,8 +44,6 @@ else:
     result = summarize.extractive(messages, int(config["summary_sentences"]))
 return [(result.method, result.text, json.dumps(result.decisions), json.dumps(result.open_loops))]
 $$;
-
-revoke all on function memory._summarize_turns(jsonb, jsonb) from public;
 
 comment on function memory._summarize_turns(jsonb, jsonb) is
 'Internal: a session summary with decisions and open loops, extractive or from the llm endpoint.';

@@ -3,8 +3,11 @@
 
 -- Records a model the first time it is used; a model that arrives while chunks exist starts as
 -- building and gets a background job that embeds them.
+-- Runs as the owner: models and their indexes are shared by every tenant (an application role may not
+-- create indexes, and must see whether any tenant has chunks).
 create or replace function memory._register_model(provider text, model text, dimensions integer) returns void
 language plpgsql
+security definer
 as $$
 begin
     if exists (select from memory.embedding_models as m where m.model = _register_model.model) then
@@ -78,8 +81,10 @@ comment on function memory.reembed(integer) is
 'when none are left, and recall then switches to it. Queued automatically when the model changes.';
 
 -- Marks a building model ready once every chunk has its vector (checked only while it is building).
+-- Runs as the owner: it looks at every tenant's chunks and writes the shared model table.
 create or replace function memory._mark_ready_if_complete(model text) returns void
 language plpgsql
+security definer
 as $$
 begin
     if not exists (

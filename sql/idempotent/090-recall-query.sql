@@ -17,6 +17,7 @@ begin
     end if;
     for v_key in select jsonb_object_keys(weights) loop
         perform memory._validated_setting(v_key, weights -> v_key);
+        perform memory._check_set_by(v_key, 'a call''s weights');
     end loop;
     return memory._settings_json() || weights;
 end

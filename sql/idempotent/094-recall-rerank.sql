@@ -3,31 +3,28 @@
 -- reorders them; a failure or timeout leaves the fused order and is shown in components.
 
 -- {"scores": [one per document, null where unscored]} or {"error": "..."}; never raises for the endpoint.
+-- Runs as the owner so the key can be read; the key goes only to the host it was stored for, and the
+-- endpoint is the administrator's choice (rerank_url is set_by admin).
 create or replace function memory._rerank(query text, documents text[], settings jsonb) returns jsonb
 language plpython3u
+security definer
 volatile
 as $$
 if GD.get("agent_memory_version") is None:
     plpy.execute("select memory._load_python()")
 import json
-from agent_memory_db import rerank
-config = json.loads(settings)
+from agent_memory_db import rerank, secrets
+config = json.loads(plpy.execute(plpy.prepare("select memory._trusted_endpoints($1) as s", ["jsonb"]), [settings])[0]["s"])
+rows = plpy.execute("select value, host from memory._secrets where name = 'rerank_api_key'")
+stored = (rows[0]["value"], rows[0]["host"]) if rows else None
 try:
-    with plpy.subtransaction():
-        rows = plpy.execute("select value from memory._secrets where name = 'rerank_api_key'")
-    api_key = rows[0]["value"] if rows else None
-except plpy.SPIError:
-    api_key = None  # a role that may not read secrets calls the endpoint without a key
-try:
+    api_key = secrets.key_for("rerank_api_key", config["rerank_url"], stored)
     scores = rerank.rerank(config["rerank_url"], query, documents, model=config["rerank_model"] or None,
                            api_key=api_key, timeout=float(config["rerank_timeout_seconds"]), retries=0)
 except (rerank.ProviderError, ValueError) as exc:
     return json.dumps({"error": str(exc)})
 return json.dumps({"scores": scores})
 $$;
-
--- The endpoint is a setting a session may change: only roles the owner grants this may make the server call it.
-revoke all on function memory._rerank(text, text[], jsonb) from public;
 
 comment on function memory._rerank(text, text[], jsonb) is
 'Internal: relevance scores of documents for a query from the rerank_url endpoint, or the error.';

@@ -1,8 +1,7 @@
 """The optional rerank stage against a real rerank endpoint on loopback (tests/http_stub.py)."""
 
-import psycopg
 import pytest
-from psycopg.types.json import Json
+from psycopg.types.json import Json, Jsonb
 
 TURNS = [
     "We moved the nightly backup to 02:00 UTC.",
@@ -72,18 +71,12 @@ def test_without_rerank_components_say_nothing_of_it(memory):
     assert recall(memory, "backup")[0][2]["rerank"] is None
 
 
-def test_only_roles_granted_the_rerank_call_make_the_server_call_the_endpoint(memory, http_stub):
-    # The fixture's transaction is rolled back at the end: the role goes with it.
-    memory.execute("create role am_test_reranker")
-    memory.execute("grant usage on schema memory to am_test_reranker")
-    memory.execute("grant select on all tables in schema memory to am_test_reranker")
-    memory.execute("set role am_test_reranker")
-    refused = pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied for function _rerank")
-    with refused, memory.transaction():
-        recall(memory, "backup")
-    assert http_stub.requests == []
-    memory.execute("reset role")
-    memory.execute("grant execute on function memory._rerank(text, text[], jsonb) to am_test_reranker")
-    memory.execute("set role am_test_reranker")
-    assert recall(memory, "backup")[0][2]["rerank"]["score"] is not None
-    memory.execute("reset role")
+def test_an_application_role_reranks_with_the_configured_endpoint_and_its_key(memory, http_stub, logins):
+    # The administrator configures the endpoint and stores its key; the application only recalls.
+    configure = "insert into memory.config values ('rerank', '\"http\"'), ('rerank_url', %s)"
+    memory.execute(configure, (Jsonb(http_stub.rerank_url),))
+    memory.execute("select memory.set_secret('rerank_api_key', 'rk-1')")  # for the host of rerank_url
+    memory.commit()
+    app = logins.create()
+    assert app.execute("select components from memory.recall('backup', k => 1)").fetchone()[0]["rerank"]["score"] > 0
+    assert http_stub.requests[-1][2] == "Bearer rk-1"

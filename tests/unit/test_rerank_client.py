@@ -2,11 +2,11 @@
 
 import re
 import time
-import urllib.request
 
 import pytest
 from http_stub import Stub, rerank_score
 
+from agent_memory_db import openai_compat
 from agent_memory_db.openai_compat import ProviderError
 from agent_memory_db.rerank import rerank
 
@@ -129,6 +129,6 @@ def test_a_url_that_is_not_http_with_a_host_is_refused_without_a_request(monkeyp
     def no_request(*args, **kwargs):
         raise AssertionError("a request was made")
 
-    monkeypatch.setattr(urllib.request, "urlopen", no_request)
-    with pytest.raises(ProviderError, match=re.escape(f"rerank {problem}")):
+    monkeypatch.setattr(openai_compat._OPENER, "open", no_request)
+    with pytest.raises(ProviderError, match=re.escape(problem)):
         rerank(url, QUERY, DOCS)

@@ -1,0 +1,27 @@
+-- Row-level security, enabled and forced on every table of the schema with a tenant_id column (a table
+-- added later gets it by having one): a role sees and writes the rows of memory.current_tenant(), and
+-- memory_admin every tenant's (the worker serves them all). The functions filter by tenant as well;
+-- this is what holds when a role reads the tables itself. The subselects make each function run once
+-- per statement, not once per row.
+do $rls$
+declare
+    v_table regclass;
+begin
+    for v_table in
+        select c.oid::regclass
+        from pg_catalog.pg_class as c
+        inner join pg_catalog.pg_attribute as a on a.attrelid = c.oid and a.attname = 'tenant_id' and not a.attisdropped
+        where c.relnamespace = 'memory'::regnamespace and c.relkind in ('r', 'p')
+            and c.oid <> 'memory.tenant_roles'::regclass
+    loop
+        execute format('alter table %s enable row level security', v_table);
+        execute format('alter table %s force row level security', v_table);
+        execute format('drop policy if exists tenant_isolation on %s', v_table);
+        execute format(
+            'create policy tenant_isolation on %s '
+            'using (tenant_id = (select memory.current_tenant()) or (select memory._administers()))',
+            v_table
+        );
+    end loop;
+end
+$rls$;

@@ -1,0 +1,44 @@
+-- Roles and tenants (0.3.0): who may do what, and which tenant a role's rows belong to.
+
+-- Cluster-wide group roles, created once: memory_admin (settings, secrets, tenants, maintenance across
+-- tenants) and memory_app (the grants an application needs; it may switch tenants with
+-- `set memory.tenant_id` unless memory.tenant_roles binds it to one).
+do $roles$
+begin
+    if not exists (select from pg_catalog.pg_roles where rolname = 'memory_app') then
+        create role memory_app nologin;
+    end if;
+    if not exists (select from pg_catalog.pg_roles where rolname = 'memory_admin') then
+        create role memory_admin nologin;
+    end if;
+end
+$roles$;
+
+-- Roles bound to one tenant: whatever they `set`, their tenant is this one.
+create table memory.tenant_roles (
+    role_name name primary key,
+    tenant_id text not null check (tenant_id <> '' and length(tenant_id) <= 200),
+    bound_at timestamptz not null default pg_catalog.now(),
+    bound_by name not null default current_user
+);
+
+select pg_catalog.pg_extension_config_dump('memory.tenant_roles', '');
+
+-- A secret is sent only to the host (host[:port]) it was stored for.
+alter table memory._secrets add column host text;
+
+-- Secrets stored before 0.3.0 were for the endpoint configured then (a secret without a host is sent
+-- nowhere until it is stored again with one).
+update memory._secrets as s
+set host = coalesce(
+    (
+        select lower(substring(c.value #>> '{}' from '^[A-Za-z][A-Za-z0-9+.-]*://([^/?#@]+)'))
+        from memory.config as c
+        where c.key = case s.name when 'rerank_api_key' then 'rerank_url' else 'openai_base_url' end
+    ),
+    case when s.name = 'openai_api_key' then 'api.openai.com' end
+);
+
+-- setting_definitions() gains who may set each setting; set_secret() the host.
+drop function if exists memory.setting_definitions() cascade;
+drop function if exists memory.set_secret(text, text);

