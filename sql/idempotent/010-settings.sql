@@ -33,7 +33,7 @@ as $$
          'What commit does about enrichment by default: queue a job, enrich now, or nothing.'),
         ('max_message_chars', '10000000', 'number', null, 1, 100000000,
          'The longest message commit accepts, in characters (indexing reads the first index_max_chunks chunks).'),
-        ('index_roles', '["user", "assistant"]', 'array', null, null, null,
+        ('index_roles', '["user", "assistant"]', 'array', '["user", "assistant", "system", "tool"]', null, null,
          'Roles whose turns are indexed for recall (add "tool" or "system" to index those).'),
         ('index_context_turns', '1', 'number', null, 0, 10,
          'How many preceding indexed turns are indexed together with a turn, as its context.'),
@@ -183,8 +183,19 @@ begin
         raise exception 'agent_memory: setting "%" must be a JSON %, got %', p_key, d.value_type,
             coalesce(p_value::text, 'null');
     end if;
-    if d.allowed is not null and not d.allowed @> jsonb_build_array(p_value) then
+    if d.value_type = 'array' and d.allowed is not null and not d.allowed @> p_value then
+        raise exception 'agent_memory: setting "%" must be a list of values among %, got %', p_key, d.allowed, p_value;
+    end if;
+    if d.value_type <> 'array' and d.allowed is not null and not d.allowed @> jsonb_build_array(p_value) then
         raise exception 'agent_memory: setting "%" must be one of %, got %', p_key, d.allowed, p_value;
+    end if;
+    if p_key = 'text_search_config' then
+        begin
+            perform (p_value #>> '{}')::regconfig;
+        exception when undefined_object or invalid_name or syntax_error then
+            raise exception 'agent_memory: setting "text_search_config" must name a text search configuration '
+                'of this database (see pg_ts_config), got %', p_value;
+        end;
     end if;
     if d.minimum is not null and p_value::numeric < d.minimum
         or d.maximum is not null and p_value::numeric > d.maximum then

@@ -28,6 +28,8 @@ as $$
                         length(memory._message_text(message)), max_chars)
         when message -> 'id' is not null and jsonb_typeof(message -> 'id') not in ('string', 'number')
             then 'has an id that is neither a string nor a number'
+        when length(message ->> 'id') > 1000 then 'has an id over 1000 characters'
+        when length(message ->> 'name') > 1000 then 'has a name over 1000 characters'
         when message -> 'created_at' is not null
             and (jsonb_typeof(message -> 'created_at') <> 'string'
                  or message ->> 'created_at' !~ '^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|z|[+-]\d{2}(:?\d{2})?)?$')
@@ -41,6 +43,9 @@ as $$
             or jsonb_array_length(message -> 'embedding') <> dimensions
             or exists (select from jsonb_array_elements(message -> 'embedding') as x where jsonb_typeof(x) <> 'number')
         ) then format('has an embedding that is not a list of %s numbers (setting client_dimensions)', dimensions)
+        when message -> 'embedding' is not null
+            and not exists (select from jsonb_array_elements(message -> 'embedding') as x where x <> '0')
+            then 'has an embedding that is all zeros'
     end
 $$;
 
@@ -64,6 +69,39 @@ $$;
 
 comment on function memory._message_text(jsonb) is
 'Internal: the text of a message''s content (a string, or text parts joined by newlines).';
+
+-- Identifiers (session and agent ids, sources, models, kinds) are keys of btree indexes: at most 1,000
+-- characters, refused by name beyond that.
+create or replace function memory._check_identifier(field text, value text) returns void
+language plpgsql
+immutable
+as $$
+begin
+    if length(value) > 1000 then
+        raise exception 'agent_memory: % is % characters long, over the limit of 1000', field, length(value)
+            using errcode = 'invalid_parameter_value';
+    end if;
+end
+$$;
+
+comment on function memory._check_identifier(text, text) is
+'Internal: refuses an identifier (session_id, agent_id, ...) over 1,000 characters, naming it.';
+
+-- Whether a JSON value converts to jsonb (it does not when it holds the escape of a NUL character).
+create or replace function memory._parses_as_jsonb(value json) returns boolean
+language plpgsql
+immutable
+as $$
+begin
+    perform value::jsonb;
+    return true;
+exception when untranslatable_character then
+    return false;
+end
+$$;
+
+comment on function memory._parses_as_jsonb(json) is
+'Internal: whether a JSON value converts to jsonb (false when it holds a NUL character).';
 
 create or replace function memory.commit(
     session_id text,
@@ -115,18 +153,28 @@ begin
             coalesce(json_typeof(commit.messages), 'null');
     end if;
 
-    -- jsonb cannot hold NUL characters: find the message that has one in the text, then parse the
-    -- array once as jsonb for every further step.
-    if strpos(commit.messages::text, '\u0000') > 0 then
-        select m.n - 1 as index, 'contains a NUL character (\u0000)' as problem into v_problem
+    -- jsonb cannot hold a NUL character (the JSON escape \u0000; the six characters of a C escape in a
+    -- code snippet are "\\u0000" in JSON and are fine): find the message that has one, then use the
+    -- array parsed once as jsonb for every further step.
+    begin
+        v_messages := commit.messages::jsonb;
+    exception when untranslatable_character then
+        select m.n - 1 as index into v_problem
         from json_array_elements(commit.messages) with ordinality as m (message, n)
-        where strpos(m.message::text, '\u0000') > 0
+        where not memory._parses_as_jsonb(m.message)
         order by m.n
         limit 1;
-        raise exception 'agent_memory: message % %', v_problem.index, v_problem.problem
+        raise exception 'agent_memory: message % contains a NUL character (\u0000)', v_problem.index
+            using errcode = 'invalid_parameter_value';
+    end;
+    perform memory._check_identifier('session_id', commit.session_id);
+    perform memory._check_identifier('agent_id', commit.agent_id);
+    perform memory._check_identifier('source', commit.source);
+    perform memory._check_identifier('model', commit.model);
+    if commit.tokens_in < 0 or commit.tokens_out < 0 then
+        raise exception 'agent_memory: commit''s tokens_in and tokens_out must not be negative'
             using errcode = 'invalid_parameter_value';
     end if;
-    v_messages := commit.messages::jsonb;
 
     select p.index, p.problem into v_problem
     from (
@@ -163,7 +211,7 @@ begin
     -- Timestamps that match the pattern but are not real dates (2024-02-30) fail the cast: find which.
     begin
         perform (m.message ->> 'created_at')::timestamptz from jsonb_array_elements(v_messages) as m (message);
-    exception when datetime_field_overflow or invalid_datetime_format then
+    exception when datetime_field_overflow or invalid_datetime_format or invalid_time_zone_displacement_value then
         for v_bad_time in
             select m.n - 1 as index, m.message ->> 'created_at' as created_at
             from jsonb_array_elements(v_messages) with ordinality as m (message, n)
@@ -171,7 +219,8 @@ begin
         loop
             begin
                 perform v_bad_time.created_at::timestamptz;
-            exception when datetime_field_overflow or invalid_datetime_format then
+            exception when datetime_field_overflow or invalid_datetime_format
+                or invalid_time_zone_displacement_value then
                 raise exception 'agent_memory: message % has created_at "%", which is not a valid time',
                     v_bad_time.index, v_bad_time.created_at using errcode = 'invalid_parameter_value';
             end;

@@ -286,6 +286,10 @@ begin
             v_degraded := v_degraded || ('query embedding failed: ' || sqlerrm || ': full-text only');
         end;
     end if;
+    if query_vector is not null and vector_norm(query_vector) = 0 then
+        raise exception 'agent_memory: query_vector is all zeros; it has no direction to compare'
+            using errcode = 'invalid_parameter_value';
+    end if;
     if v_vector is not null and query_vector is not null and vector_dims(query_vector) <> (
         select m.dimensions from memory.embedding_models as m where m.model = v_recall_model
     ) then

@@ -119,6 +119,13 @@ BAD = [
         "message 1 repeats id a",
     ),
     ([{"role": "user", "content": "x", "embedding": [1, 2]}], "message 0 has an embedding that is not a list of 384"),
+    ([{"role": "user", "content": "x", "embedding": [0] * 384}], "message 0 has an embedding that is all zeros"),
+    ([CHAT[0], {"role": "user", "content": "x", "id": "i" * 1001}], "message 1 has an id over 1000 characters"),
+    ([{"role": "user", "content": "x", "name": "n" * 3000}], "message 0 has a name over 1000 characters"),
+    (
+        [{"role": "user", "content": "x", "created_at": "2024-01-01T00:00:00+99"}],
+        'message 0 has created_at "2024-01-01T00:00:00+99", which is not a valid time',
+    ),
     ("not a list", "messages must be a JSON array"),
 ]
 
@@ -145,11 +152,30 @@ def test_a_message_over_the_size_limit_is_refused(db):
     [
         ("agent_id", "", "commit needs an agent_id"),
         ("enrich", "later", "enrich must be queue, now or none"),
+        ("agent_id", "a" * 3000, "agent_id is 3000 characters long, over the limit of 1000"),
+        ("source", "s" * 1001, "source is 1001 characters long, over the limit of 1000"),
+        ("model", "m" * 1001, "model is 1001 characters long, over the limit of 1000"),
     ],
 )
 def test_bad_options_are_refused(db, option, value, error):
-    with pytest.raises(psycopg.errors.RaiseException, match=error):
+    with pytest.raises(psycopg.Error, match=error):
         db.execute(f"select * from memory.commit('s1', %s, {option} => %s)", (Json(CHAT), value))
+
+
+def test_a_session_id_over_the_limit_is_refused_by_name(db):
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="session_id is 3000 characters long"):
+        db.execute("select * from memory.commit(%s, %s)", ("s" * 3000, Json(CHAT)))
+
+
+def test_negative_token_counts_are_refused(db):
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="tokens_in and tokens_out must not be negative"):
+        db.execute("select * from memory.commit('s1', %s, tokens_in => -1)", (Json(CHAT),))
+
+
+def test_the_six_characters_of_a_c_escape_are_text_not_a_nul(db):
+    code = 'printf("end\\u0000");'  # what a code snippet says: a backslash, u, four zeros
+    commit(db, [{"role": "user", "content": code}])
+    assert db.execute("select content from memory.turns").fetchone()[0] == code
 
 
 def test_empty_session_id_is_refused(db):

@@ -180,6 +180,11 @@ def test_callers_query_vector_is_used_and_checked(memory):
         recall(memory, "pets", query_vector="[1,2,3]")
 
 
+def test_a_zero_query_vector_is_refused_not_scored_nan(memory):
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="query_vector is all zeros"):
+        recall(memory, "pets", query_vector="[" + ",".join(["0"] * 384) + "]")
+
+
 def test_approximate_search_with_a_filter_still_fills_the_list(memory):
     for i in range(30):
         memory.execute(

@@ -54,6 +54,25 @@ def test_value_outside_the_allowed_set_is_refused(db):
         db.execute("insert into memory.config (key, value) values ('embedder', '\"magic\"')")
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "error"),
+    [
+        ("text_search_config", '"nonexistent"', '"text_search_config" must name a text search configuration'),
+        ("index_roles", "[[1]]", '"index_roles" must be a list of values among'),
+        ("index_roles", '["user", "robot"]', '"index_roles" must be a list of values among'),
+    ],
+)
+def test_a_setting_that_would_break_every_call_is_refused_on_write(db, key, value, error):
+    with pytest.raises(psycopg.errors.RaiseException, match=error):
+        db.execute("insert into memory.config (key, value) values (%s, %s)", (key, value))
+
+
+def test_a_session_text_search_config_that_does_not_exist_is_refused_by_name(db):
+    db.execute("set memory.text_search_config = 'klingon'")
+    with pytest.raises(psycopg.errors.RaiseException, match='"text_search_config" must name a text search'):
+        db.execute("select * from memory.recall('hello')")
+
+
 def test_bad_session_setting_is_refused_when_read(db):
     db.execute("set memory.embedder = 'magic'")
     with pytest.raises(psycopg.errors.RaiseException, match='"embedder" must be one of'):
