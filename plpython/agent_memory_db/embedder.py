@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,11 +72,15 @@ class LocalEmbedder:
     name = MODEL_NAME
     dimensions = DIMENSIONS
 
-    def embed(self, texts: Sequence[str], batch_size: int = 8) -> list[list[float]]:
+    def embed(
+        self, texts: Sequence[str], batch_size: int = 8, between_batches: Callable[[], object] | None = None
+    ) -> list[list[float]]:
         """Unit-length vectors (cosine similarity = dot product), in the order of ``texts``.
 
         Texts are sorted by length and run in small batches: a batch is padded to its longest text, and
         with the 10-40 texts of one session, batches of 8 spend ~15% less time on padding than one batch.
+        ``between_batches`` is called before every batch but the first (in the database: a check for a
+        cancel or a statement timeout, which then raises).
         """
         import numpy as np
 
@@ -86,6 +90,8 @@ class LocalEmbedder:
         order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         out = np.zeros((len(encodings), DIMENSIONS), dtype=np.float32)
         for start in range(0, len(order), batch_size):
+            if start and between_batches is not None:
+                between_batches()
             chunk = order[start : start + batch_size]
             width = max(len(encodings[i].ids) for i in chunk)
             ids = np.zeros((len(chunk), width), dtype=np.int64)

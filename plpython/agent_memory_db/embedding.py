@@ -6,7 +6,7 @@ client (vectors come from the caller; nothing to compute here), none (no vectors
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 
 from agent_memory_db import embedder as local
@@ -40,8 +40,15 @@ def endpoint(settings: dict, api_key: str | None) -> openai_compat.Endpoint:
     )
 
 
-def embed(settings: dict, texts: Sequence[str], api_key: str | None, cache: MutableMapping) -> list[list[float]]:
-    """Vectors for texts with the configured embedder; the local model is kept in `cache`."""
+def embed(
+    settings: dict,
+    texts: Sequence[str],
+    api_key: str | None,
+    cache: MutableMapping,
+    between_batches: Callable[[], object] | None = None,
+) -> list[list[float]]:
+    """Vectors for texts with the configured embedder; the local model is kept in `cache`;
+    `between_batches` is called between the local model's batches."""
     model = model_of(settings)
     if model is None:
         raise ValueError("no embedder is configured (setting embedder = none)")
@@ -51,7 +58,7 @@ def embed(settings: dict, texts: Sequence[str], api_key: str | None, cache: Muta
         return openai_compat.embed(endpoint(settings, api_key), model.name, texts, model.dimensions)
     if "local_embedder" not in cache:
         cache["local_embedder"] = local.LocalEmbedder()
-    return cache["local_embedder"].embed(texts)
+    return cache["local_embedder"].embed(texts, between_batches=between_batches)
 
 
 def as_pgvector(vector: Sequence[float]) -> str:

@@ -104,7 +104,10 @@ try:
         rows = plpy.execute("select value, host from memory._secrets where name = 'openai_api_key'")
         stored = (rows[0]["value"], rows[0]["host"]) if rows else None
         key = secrets.key_for("openai_api_key", config["openai_base_url"], stored)
-    vectors = embedding.embed(config, texts or [], key, GD)
+    # Between batches a cancel or statement timeout takes effect (pg_sleep checks for interrupts).
+    vectors = embedding.embed(config, texts or [], key, GD, lambda: plpy.execute("select pg_catalog.pg_sleep(0)"))
+except plpy.SPIError:
+    raise
 except Exception as exc:
     plpy.error("agent_memory: embedding failed: %s" % exc)
 return [embedding.as_pgvector(v) for v in vectors]

@@ -42,6 +42,7 @@ declare
     v_nos integer [];
     v_tenants text [];
     v_texts text [];
+    v_sessions bigint [];
     v_vectors vector [];
     v_count integer;
 begin
@@ -50,10 +51,11 @@ begin
         return 0;
     end if;
     perform memory._register_model(v_model.provider, v_model.model, v_model.dimensions);
-    select array_agg(c.tenant_id), array_agg(c.turn_key), array_agg(c.chunk_no), array_agg(c.text)
-    into v_tenants, v_keys, v_nos, v_texts
+    select array_agg(c.tenant_id), array_agg(c.turn_key), array_agg(c.chunk_no), array_agg(c.text),
+           array_agg(distinct c.session_key)
+    into v_tenants, v_keys, v_nos, v_texts, v_sessions
     from (
-        select c.tenant_id, c.turn_key, c.chunk_no, c.text from memory.chunks as c
+        select c.tenant_id, c.turn_key, c.chunk_no, c.text, c.session_key from memory.chunks as c
         where not exists (
             select from memory.chunk_embeddings as e
             where e.tenant_id = c.tenant_id and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no
@@ -64,9 +66,17 @@ begin
     v_count := coalesce(cardinality(v_texts), 0);
     if v_count > 0 then
         v_vectors := memory._embed_texts(v_texts, v_settings);
+        -- The lock order of commit, forget and workers: the sessions first (in key order), then their
+        -- rows. Chunks forgotten while they were embedded are left out.
+        perform from memory.sessions as s where s.session_key = any (v_sessions) order by s.session_key
+        for key share;
         insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding)
         select k.tenant_id, k.turn_key, k.chunk_no, v_model.model, sha256(convert_to(k.text, 'UTF8')), k.embedding
         from unnest(v_tenants, v_keys, v_nos, v_texts, v_vectors) as k (tenant_id, turn_key, chunk_no, text, embedding)
+        where exists (
+            select from memory.chunks as c
+            where c.tenant_id = k.tenant_id and c.turn_key = k.turn_key and c.chunk_no = k.chunk_no
+        )
         on conflict do nothing;
     end if;
     if v_count < batch then

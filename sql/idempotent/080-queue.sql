@@ -10,11 +10,16 @@ declare
     v_lease interval := make_interval(secs => (memory.setting('queue_lease_seconds'))::numeric);
 begin
     -- A job whose lease ran out after its last attempt is dead: its worker kept dying on it.
+    -- (A job whose worker is still at it is locked by that worker and skipped, whatever its lease says.)
     update memory.jobs as j
     set status = 'dead', leased_until = null, finished_at = pg_catalog.now(),
         last_error = coalesce(j.last_error || '; ', '')
             || format('worker %s lost its lease on attempt %s', j.leased_by, j.attempts)
-    where j.status = 'running' and j.leased_until < pg_catalog.now() and j.attempts >= v_max_attempts;
+    where j.job_id in (
+        select c.job_id from memory.jobs as c
+        where c.status = 'running' and c.leased_until < pg_catalog.now() and c.attempts >= v_max_attempts
+        for update skip locked
+    );
 
     return query
     update memory.jobs as j
@@ -72,6 +77,16 @@ begin
         -- Enrichment is derived data and a job whose completion was lost in a crash simply runs again,
         -- so its transaction need not wait for the WAL flush.
         perform pg_catalog.set_config('synchronous_commit', 'off', true);
+        -- One lock order for commit, forget and workers: the session row, then the rows of the session.
+        -- A worker shares its session's key (commits go on; forget waits for the job), then holds its job
+        -- row while it works, so a worker that finds the lease run out skips the job instead of running
+        -- it a second time. A job whose session was forgotten meanwhile is gone: nothing to do.
+        perform from memory.sessions as s where s.session_key = v_job.session_key for key share;
+        perform from memory.jobs as j where j.job_id = v_job.job_id for update;
+        if not found then
+            commit;
+            continue;
+        end if;
         begin
             v_more := memory._run_job(v_job);
             update memory.jobs as j

@@ -1,0 +1,140 @@
+"""Commit, forget and workers at once: one lock order (no deadlock), a job outliving its lease done once,
+a cancel that stops a long embedding."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.types.json import Json
+
+
+def connect(db: psycopg.Connection) -> psycopg.Connection:
+    info = db.info
+    return psycopg.connect(host=info.host, port=info.port, user=info.user, dbname=info.dbname, autocommit=True)
+
+
+def chat(n: int) -> Json:
+    return Json(
+        [
+            {"role": "user", "content": f"Session {n}: the nightly export of the billing tables timed out again."},
+            {"role": "assistant", "content": f"Session {n}: raise the timeout and split the export per table."},
+        ]
+    )
+
+
+def test_forget_commit_and_workers_under_load_never_deadlock(db, capsys):
+    """Two workers enrich while one connection commits and another forgets the same sessions."""
+    rounds = int(os.environ.get("AGENT_MEMORY_SOAK_ROUNDS", "40"))
+    db.commit()
+    db.autocommit = True
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def worker() -> None:
+        with connect(db) as conn:
+            while not done.is_set():
+                conn.execute("call memory.work(5)")
+
+    def committer() -> None:
+        with connect(db) as conn:
+            for n in range(rounds):
+                conn.execute("select memory.commit(%s, %s)", (f"s{n % 8}", chat(n)))
+
+    def forgetter() -> None:
+        with connect(db) as conn:
+            for n in range(rounds):
+                with contextlib.suppress(psycopg.errors.NoDataFound):  # forgotten already, not committed again
+                    conn.execute("select * from memory.forget(%s)", (f"s{(n + 3) % 8}",))
+
+    def guarded(body):  # type: ignore[no-untyped-def]
+        def run() -> None:
+            try:
+                body()
+            except BaseException as exc:  # collected, asserted below
+                errors.append(exc)
+
+        return run
+
+    workers = [threading.Thread(target=guarded(worker)) for _ in range(2)]
+    writers = [threading.Thread(target=guarded(committer)), threading.Thread(target=guarded(forgetter))]
+    for thread in workers + writers:
+        thread.start()
+    for thread in writers:
+        thread.join()
+    done.set()
+    for thread in workers:
+        thread.join()
+    assert errors == []
+    db.execute("call memory.work(100)")
+    failed = db.execute("select count(*) from memory.jobs where status <> 'done'").fetchone()[0]
+    assert failed == 0
+    with capsys.disabled():
+        print(f"\n  {rounds} commits and {rounds} forgets against 2 workers: 0 deadlocks, 0 failed jobs")
+
+
+def test_a_job_that_outlives_its_lease_is_run_once(db, http_stub):
+    """The first worker's embedding takes longer than the lease; a second worker does not take the job."""
+    db.execute("select memory.commit('slow', %s)", (chat(1),))
+    db.commit()
+    db.autocommit = True
+    http_stub.delay = 2.0
+    first = connect(db)
+    first.execute("set memory.queue_lease_seconds = 1")
+    first.execute("set memory.embedder = 'openai'")
+    first.execute("set memory.openai_embedding_dimensions = 8")
+    first.execute(sql.SQL("set memory.openai_base_url = {}").format(http_stub.base_url))
+    result: list[tuple] = []
+    running = threading.Thread(target=lambda: result.append(first.execute("call memory.work(1)").fetchone()))
+    running.start()
+    try:
+        with connect(db) as second:
+            second.execute("set memory.queue_lease_seconds = 1")
+            second.execute("select pg_sleep(1.3)")  # the first worker's lease has run out
+            assert second.execute("call memory.work(1)").fetchone() == (0, 0)
+    finally:
+        running.join()
+        first.close()
+    assert result == [(1, 0)]
+    assert db.execute("select status, attempts from memory.jobs").fetchall() == [("done", 1)]
+    assert len([path for path, _, _ in http_stub.requests if path.endswith("/embeddings")]) == 1
+
+
+def test_a_statement_timeout_stops_a_long_local_embedding(db):
+    texts = [f"text number {n} about a database migration that ran over the weekend" for n in range(400)]
+    db.execute("set statement_timeout = '50ms'")
+    with pytest.raises(psycopg.errors.QueryCanceled, match="statement timeout") as cancelled:
+        db.execute("select memory.embed(%s)", (texts,))
+    # It took effect inside the embedding, between two batches, not after the whole of it.
+    assert 'PL/Python function "_embed_texts"' in (cancelled.value.diag.context or "")
+
+
+def test_eight_concurrent_commits_of_one_session_lose_and_duplicate_nothing(db):
+    db.commit()
+    db.autocommit = True
+    # Overlapping windows of one growing conversation, as eight retries or clients would send them.
+    windows = [
+        Json([{"id": f"m{j}", "role": "user", "content": f"message {j}"} for j in range(5 * i, 5 * i + 10)])
+        for i in range(8)
+    ]
+    errors: list[BaseException] = []
+
+    def commit(window: Json) -> None:
+        try:
+            with connect(db) as conn:
+                conn.execute("select memory.commit('shared', %s)", (window,))
+        except BaseException as exc:  # collected, asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=commit, args=(window,)) for window in windows]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    ids = [m for (m,) in db.execute("select message_id from memory.turns")]
+    assert sorted(ids) == sorted(f"m{j}" for j in range(45))
