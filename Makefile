@@ -14,7 +14,7 @@ ifeq ($(SUDO),)
 endif
 export AGENT_MEMORY_HOME ?= $(CURDIR)/.agent-memory
 
-.PHONY: demo test provision build install db-start db-stop lint bench-locomo bench-beam bench-recall bench-ingest release clean
+.PHONY: demo test soak provision build install db-start db-stop lint bench-locomo bench-beam bench-recall bench-ingest release clean
 
 ## demo: start the local server, install the extension, show what the product does
 demo: provision db-start
@@ -24,6 +24,11 @@ demo: provision db-start
 ## test: lint, then every test against the real server
 test: provision db-start lint
 	$(VENV)/bin/pytest
+
+## soak: the concurrency and property-based suites at length (2,000 rounds, 10x the cases of make test)
+soak: provision db-start
+	AGENT_MEMORY_SOAK_ROUNDS=2000 AGENT_MEMORY_PROPERTY_SCALE=10 \
+	  $(VENV)/bin/pytest -s tests/sql/test_concurrency.py tests/sql/test_properties.py
 
 ## provision: Debian packages, pgvector, the virtualenv (idempotent)
 provision:
