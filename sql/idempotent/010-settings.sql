@@ -118,20 +118,6 @@ comment on function memory.setting_definitions() is
 'session or call, admin = memory.config, a session only of memory_admin). Change one with insert into '
 'memory.config or, for one session, set memory.<key> = ...';
 
--- Whether the login of this session administers agent_memory (a superuser or a member of memory_admin).
--- It reads session_user, which `set role` does not change and a security definer function does not
--- either, so it means the same inside one.
-create or replace function memory._administers() returns boolean
-language sql
-stable parallel safe
-as $$
-    select coalesce((select r.rolsuper from pg_catalog.pg_roles as r where r.rolname = session_user), false)
-           or pg_catalog.pg_has_role(session_user, 'memory_admin', 'member')
-$$;
-
-comment on function memory._administers() is
-'Internal: whether the session''s login is a superuser or a member of memory_admin.';
-
 -- Settings as given, with the administrator's settings (endpoints, models) replaced by those in force
 -- unless the login administers: what the functions that call endpoints use, whatever a caller passes.
 create or replace function memory._trusted_endpoints(settings jsonb) returns jsonb
@@ -214,6 +200,9 @@ language plpgsql
 as $$
 begin
     new.value := memory._validated_setting(new.key, new.value);
+    if new.tenant_id is null or length(new.tenant_id) > 200 then
+        raise exception 'agent_memory: memory.config tenant_id must be empty (every tenant) or at most 200 characters';
+    end if;
     new.updated_at := pg_catalog.now();
     new.updated_by := current_user;
     return new;
@@ -266,7 +255,10 @@ begin
     if v_value is not null then
         return v_value;
     end if;
-    select c.value into v_value from memory.config as c where c.key = p_key;
+    select c.value into v_value from memory.config as c
+    where c.key = p_key and c.tenant_id in ('', memory.current_tenant())
+    order by c.tenant_id desc
+    limit 1;
     if found then
         return v_value;
     end if;
@@ -281,7 +273,7 @@ $$;
 
 comment on function memory.setting(text) is
 'The value of a setting in force for this session: session setting (set memory.<key>), then '
-'memory.config, then the default. Unknown keys are an error.';
+'memory.config for the tenant, then memory.config for every tenant, then the default. Unknown keys are an error.';
 
 create or replace view memory.settings as
 select
@@ -289,19 +281,32 @@ select
     coalesce(session_value.value, c.value, s.default_value) as value,
     case
         when session_value.value is not null then 'session'
+        when c.tenant_id <> '' then 'tenant'
         when c.key is not null then 'config'
         else 'default'
     end as source,
     s.default_value,
     s.description
 from memory.setting_definitions() as s
-left join memory.config as c on s.key = c.key
+left join lateral (
+    select
+        c.key,
+        c.value,
+        c.tenant_id
+    from memory.config as c
+    where c.key = s.key and c.tenant_id in ('', (select memory.current_tenant()))
+    order by c.tenant_id desc
+    limit 1
+) as c on true
 cross join lateral (select memory._session_setting(s.key) as value) as session_value;
 
 comment on view memory.settings is
-'Every setting with the value in force for this session and where it comes from (session, config, default).';
+'Every setting with the value in force for this session and where it comes from (session, tenant = '
+'memory.config for this tenant, config = memory.config for every tenant, default).';
 comment on table memory.config is
 'Settings changed from their defaults, checked on write against memory.setting_definitions().';
+comment on column memory.config.tenant_id is
+'The tenant the value is for; '''' (the default) for every tenant. A tenant''s row wins over the every-tenant one.';
 comment on column memory.config.key is 'The setting, one of memory.setting_definitions().key.';
 comment on column memory.config.value is 'The value as JSON of the setting''s type.';
 comment on column memory.config.updated_at is 'When the value was last written.';

@@ -12,7 +12,7 @@ begin
         from pg_catalog.pg_class as c
         inner join pg_catalog.pg_attribute as a on a.attrelid = c.oid and a.attname = 'tenant_id' and not a.attisdropped
         where c.relnamespace = 'memory'::regnamespace and c.relkind in ('r', 'p')
-            and c.oid <> 'memory.tenant_roles'::regclass
+            and c.oid not in ('memory.tenant_roles'::regclass, 'memory.config'::regclass)
     loop
         execute format('alter table %s enable row level security', v_table);
         execute format('alter table %s force row level security', v_table);
@@ -25,3 +25,10 @@ begin
     end loop;
 end
 $rls$;
+
+-- Settings: a role reads the rows for every tenant and its own tenant's; memory_admin writes them all.
+alter table memory.config enable row level security;
+alter table memory.config force row level security;
+drop policy if exists tenant_settings on memory.config;
+create policy tenant_settings on memory.config
+using (tenant_id in ('', (select memory.current_tenant())) or (select memory._administers()));

@@ -24,6 +24,12 @@ create table memory.tenant_roles (
 
 select pg_catalog.pg_extension_config_dump('memory.tenant_roles', '');
 
+-- Settings per tenant: a row of memory.config with a tenant_id is that tenant's, over the row for every
+-- tenant (tenant_id '').
+alter table memory.config add column tenant_id text not null default '';
+alter table memory.config drop constraint config_pkey;
+alter table memory.config add primary key (tenant_id, key);
+
 -- A secret is sent only to the host (host[:port]) it was stored for.
 alter table memory._secrets add column host text;
 

@@ -34,6 +34,34 @@ def test_reset_session_setting_falls_back_to_config(db):
     assert setting(db, "embedder") == "none"
 
 
+def test_a_tenants_config_wins_over_every_tenants_for_that_tenant_only(db):
+    db.execute(
+        "insert into memory.config (tenant_id, key, value) values"
+        " ('', 'weight_dense', '0.8'), ('acme', 'weight_dense', '1.5')"
+    )
+    db.execute("set memory.tenant_id = 'acme'")
+    assert (setting(db, "weight_dense"), source(db, "weight_dense")) == (1.5, "tenant")
+    assert db.execute("select (memory._settings_json() ->> 'weight_dense')::float8").fetchone()[0] == 1.5
+    db.execute("set memory.tenant_id = 'globex'")
+    assert (setting(db, "weight_dense"), source(db, "weight_dense")) == (0.8, "config")
+
+
+def test_a_role_reads_only_its_tenants_settings(db, logins):
+    db.execute(
+        "insert into memory.config (tenant_id, key, value) values"
+        " ('', 'bm25_k1', '1.1'), ('acme', 'bm25_k1', '1.2'), ('globex', 'bm25_k1', '1.3')"
+    )
+    db.commit()
+    acme = logins.create(tenant="acme")
+    assert acme.execute("select tenant_id, value from memory.config order by 1").fetchall() == [
+        ("", 1.1),
+        ("acme", 1.2),
+    ]
+    assert acme.execute("select memory.setting('bm25_k1')").fetchone()[0] == 1.2
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        acme.execute("update memory.config set value = '2' where key = 'bm25_k1'")
+
+
 def test_config_records_who_changed_it(db):
     db.execute("insert into memory.config (key, value) values ('embedder', '\"none\"')")
     assert db.execute("select updated_by = current_user from memory.config").fetchone()[0] is True

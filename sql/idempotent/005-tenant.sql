@@ -1,3 +1,20 @@
+-- Who is asking: whether the login administers agent_memory, the tenant a session reads and writes,
+-- and roles bound to one tenant.
+
+-- Whether the login of this session administers agent_memory (a superuser or a member of memory_admin).
+-- It reads session_user, which `set role` does not change and a security definer function does not
+-- either, so it means the same inside one.
+create or replace function memory._administers() returns boolean
+language sql
+stable parallel safe
+as $$
+    select coalesce((select r.rolsuper from pg_catalog.pg_roles as r where r.rolname = session_user), false)
+           or pg_catalog.pg_has_role(session_user, 'memory_admin', 'member')
+$$;
+
+comment on function memory._administers() is
+'Internal: whether the session''s login is a superuser or a member of memory_admin.';
+
 -- The tenant of this session. A role bound to a tenant in memory.tenant_roles (the role in use, else the
 -- session's login) always has that one, whatever it sets. Otherwise the tenant is the setting
 -- memory.tenant_id ('default' when unset), which only roles that may switch tenants use: memory_app and
