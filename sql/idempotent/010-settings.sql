@@ -31,17 +31,17 @@ as $$
          || 'openai (an OpenAI-compatible endpoint), client (callers pass vectors) or none (full-text only).'),
         ('enrich', '"queue"', 'string', '["queue", "now", "none"]', null, null,
          'What commit does about enrichment by default: queue a job, enrich now, or nothing.'),
-        ('max_message_chars', '10000000', 'number', null, 1, 100000000,
+        ('max_message_chars', '10000000', 'integer', null, 1, 100000000,
          'The longest message commit accepts, in characters (indexing reads the first index_max_chunks chunks).'),
         ('index_roles', '["user", "assistant"]', 'array', '["user", "assistant", "system", "tool"]', null, null,
          'Roles whose turns are indexed for recall (add "tool" or "system" to index those).'),
-        ('index_context_turns', '1', 'number', null, 0, 10,
+        ('index_context_turns', '1', 'integer', null, 0, 10,
          'How many preceding indexed turns are indexed together with a turn, as its context.'),
-        ('index_min_chars', '12', 'number', null, 0, 1000,
+        ('index_min_chars', '12', 'integer', null, 0, 1000,
          'Turns shorter than this are not indexed (with slash commands, confirmations, heartbeats).'),
-        ('chunk_chars', '1500', 'number', null, 100, 100000,
+        ('chunk_chars', '1500', 'integer', null, 100, 100000,
          'Long turns are split at sentence ends into chunks of at most this many characters.'),
-        ('index_max_chunks', '16', 'number', null, 1, 100000,
+        ('index_max_chunks', '16', 'integer', null, 1, 100000,
          'Indexing reads the first index_max_chunks x chunk_chars characters of a turn; the rest is stored, not indexed.'),
         ('context_weight', '0.85', 'number', null, 0, 1,
          'A turn is scored on its own words, or on them with the turn before it times this, whichever is higher.'),
@@ -49,32 +49,32 @@ as $$
          'The text search configuration for full-text vectors of chunks and summaries.'),
         ('summarizer', '"extractive"', 'string', '["extractive", "llm", "none"]', null, null,
          'How sessions are summarized: extractive (deterministic, in the database), llm, or none.'),
-        ('summary_sentences', '5', 'number', null, 1, 50,
+        ('summary_sentences', '5', 'integer', null, 1, 50,
          'How many sentences the extractive summary keeps.'),
         ('openai_base_url', '"https://api.openai.com/v1"', 'string', null, null, null,
          'Base URL of the OpenAI-compatible endpoint (…/v1) for the openai embedder and llm summarizer.'),
         ('openai_embedding_model', '"text-embedding-3-small"', 'string', null, null, null,
          'The embedding model asked of the endpoint.'),
-        ('openai_embedding_dimensions', '1536', 'number', null, 1, 16000,
+        ('openai_embedding_dimensions', '1536', 'integer', null, 1, 16000,
          'The dimensions that model returns (checked on every answer).'),
         ('openai_chat_model', '"gpt-4o-mini"', 'string', null, null, null,
          'The chat model that writes llm summaries.'),
         ('http_timeout_seconds', '30', 'number', null, 1, 600, 'Timeout of one HTTP request to the endpoint.'),
-        ('http_retries', '2', 'number', null, 0, 10,
+        ('http_retries', '2', 'integer', null, 0, 10,
          'Retries of a request that failed to connect or got 429 or 5xx, with exponential backoff.'),
-        ('client_dimensions', '384', 'number', null, 1, 16000,
+        ('client_dimensions', '384', 'integer', null, 1, 16000,
          'Dimensions of vectors that callers pass with the client embedder.'),
-        ('queue_max_attempts', '5', 'number', null, 1, 100,
+        ('queue_max_attempts', '5', 'integer', null, 1, 100,
          'Attempts of a job before it is dead-lettered (status dead, error kept).'),
         ('queue_backoff_seconds', '10', 'number', null, 0, 86400,
          'Retry delay after the first failure; it doubles with each further failure.'),
         ('queue_lease_seconds', '300', 'number', null, 1, 86400,
          'How long a claimed job is leased to its worker; after that another worker may reclaim it.'),
-        ('recall_candidates', '50', 'number', null, 5, 5000,
+        ('recall_candidates', '50', 'integer', null, 5, 5000,
          'How many chunks each candidate list (full-text, vectors) contributes before fusion.'),
-        ('session_candidates', '5', 'number', null, 0, 1000,
+        ('session_candidates', '5', 'integer', null, 0, 1000,
          'How many sessions the summary full-text and session-vector lists contribute (two chunks each).'),
-        ('lexical_max_df', '300', 'number', null, 1, 1000000000,
+        ('lexical_max_df', '300', 'integer', null, 1, 1000000000,
          'A query term found in more chunks than this still scores, but brings no full-text candidates by itself.'),
         ('fusion', '"zscore"', 'string', '["zscore", "rrf"]', null, null,
          'How the lists are fused: zscore (weighted sum of normalized scores) or rrf (reciprocal rank fusion).'),
@@ -86,7 +86,7 @@ as $$
         ('rerank_url', '""', 'string', null, null, null,
          'URL of a rerank endpoint taking {model, query, documents, top_n} (Cohere, Jina, vLLM shape).'),
         ('rerank_model', '""', 'string', null, null, null, 'The model asked of the rerank endpoint (none sent if empty).'),
-        ('rerank_candidates', '20', 'number', null, 1, 1000, 'How many of the best fused turns the rerank stage reorders.'),
+        ('rerank_candidates', '20', 'integer', null, 1, 1000, 'How many of the best fused turns the rerank stage reorders.'),
         ('rerank_timeout_seconds', '2', 'number', null, 0.1, 600,
          'Timeout of the rerank request; on timeout or error recall keeps the fused order and says so.'),
         ('recency_half_life_days', '30', 'number', null, 0.001, 100000, 'Half-life of the recency boost.'),
@@ -98,15 +98,15 @@ as $$
          'What an unhelpful verdict multiplies a turn''s trust by (down to trust_min): one no outweighs one yes.'),
         ('trust_min', '0.05', 'number', null, 0.000001, 1, 'The lowest trust feedback can leave a turn with.'),
         ('trust_max', '2', 'number', null, 1, 100, 'The highest trust feedback can give a turn.'),
-        ('bootstrap_max_chars', '4000', 'number', null, 100, 1000000,
+        ('bootstrap_max_chars', '4000', 'integer', null, 100, 1000000,
          'The character budget of memory.bootstrap() when the call does not give one.'),
-        ('context_max_chars', '4000', 'number', null, 100, 1000000,
+        ('context_max_chars', '4000', 'integer', null, 100, 1000000,
          'The character budget of memory.context_for_task() when the call does not give one.'),
         ('bm25_k1', '0.9', 'number', null, 0, 10, 'BM25 term-frequency saturation.'),
         ('bm25_b', '0.4', 'number', null, 0, 1, 'BM25 length normalization.'),
         ('strip_speaker_names', 'true', 'boolean', null, null, null,
          'Leave speaker names the query mentions out of its text and vector search (they are matched as speakers).'),
-        ('exact_search_max_chunks', '20000', 'number', null, 0, 100000000,
+        ('exact_search_max_chunks', '20000', 'integer', null, 0, 100000000,
          'Up to this many chunks in scope, vector search is exact; above it, HNSW with iterative scan.'),
         ('recall_count_access', 'false', 'boolean', null, null, null,
          'Count how often recall returns each turn (makes recall write; leave off on a read replica).')
@@ -159,13 +159,18 @@ stable
 as $$
 declare
     d record;
+    v_wrong_type boolean;
 begin
     select * into d from memory.setting_definitions() as s where s.key = p_key;
     if not found then
         raise exception 'agent_memory: unknown setting "%"', p_key
             using hint = 'select key from memory.setting_definitions() lists them';
     end if;
-    if jsonb_typeof(p_value) is distinct from d.value_type then
+    v_wrong_type := jsonb_typeof(p_value) is distinct from replace(d.value_type, 'integer', 'number');
+    if not v_wrong_type and d.value_type = 'integer' then
+        v_wrong_type := p_value::numeric <> trunc(p_value::numeric);
+    end if;
+    if v_wrong_type then
         raise exception 'agent_memory: setting "%" must be a JSON %, got %', p_key, d.value_type,
             coalesce(p_value::text, 'null');
     end if;
@@ -187,6 +192,9 @@ begin
         or d.maximum is not null and p_value::numeric > d.maximum then
         raise exception 'agent_memory: setting "%" must be between % and %, got %',
             p_key, d.minimum, d.maximum, p_value;
+    end if;
+    if d.value_type = 'integer' then
+        return to_jsonb(p_value::numeric::bigint);  -- 5.0 is 5: it is read as an integer
     end if;
     return p_value;
 end

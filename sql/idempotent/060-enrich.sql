@@ -78,7 +78,7 @@ begin
 
     select * into v_model from memory._embedding_model(v_settings);
     if v_model is not null then
-        perform memory._register_model(v_model.provider, v_model.model, v_model.dimensions);
+        perform memory._register_model();
     end if;
 
     -- The model and summarizer run first, so that the writes below (whose BM25 statistics rows other

@@ -1,23 +1,27 @@
 -- Changing the embedding model without downtime: vectors of a new model are written in the background
 -- (jobs of kind embed) while recall keeps using the last model whose vectors are complete.
 
--- Records a model the first time it is used; a model that arrives while chunks exist starts as
--- building and gets a background job that embeds them.
+-- Records the model in force the first time it is used; a model that arrives while chunks exist starts
+-- as building and gets a background job that embeds them.
 -- Runs as the owner: models and their indexes are shared by every tenant (an application role may not
--- create indexes, and must see whether any tenant has chunks).
-create or replace function memory._register_model(provider text, model text, dimensions integer) returns void
+-- create indexes, and must see whether any tenant has chunks). It takes no arguments: it registers the
+-- model the settings choose (the administrator's), never one a caller names.
+create or replace function memory._register_model() returns void
 language plpgsql
 security definer
 as $$
+declare
+    v_model record;
 begin
-    if exists (select from memory.embedding_models as m where m.model = _register_model.model) then
+    select * into v_model from memory.embedding_model();
+    if v_model is null or exists (select from memory.embedding_models as m where m.model = v_model.model) then
         return;
     end if;
-    if provider <> 'client' then
-        perform memory._ensure_vector_index(model, dimensions);
+    if v_model.provider <> 'client' then
+        perform memory._ensure_vector_index(v_model.model, v_model.dimensions);
     end if;
     insert into memory.embedding_models (model, provider, dimensions, state, ready_at)
-    select model, provider, dimensions,
+    select v_model.model, v_model.provider, v_model.dimensions,
            case when exists (select from memory.chunks) then 'building' else 'ready' end,
            case when exists (select from memory.chunks) then null else pg_catalog.now() end
     on conflict do nothing;
@@ -27,8 +31,8 @@ begin
 end
 $$;
 
-comment on function memory._register_model(text, text, integer) is
-'Internal: records an embedding model on first use; with existing chunks it starts as building.';
+comment on function memory._register_model() is
+'Internal: records the embedding model in force on first use; with existing chunks it starts as building.';
 
 -- Embeds up to batch chunks that lack a vector of the configured model; when none are left the model
 -- becomes ready and recall switches to it. Returns how many chunks it embedded.
@@ -50,7 +54,7 @@ begin
     if v_model is null or v_model.provider = 'client' then
         return 0;
     end if;
-    perform memory._register_model(v_model.provider, v_model.model, v_model.dimensions);
+    perform memory._register_model();
     select array_agg(c.tenant_id), array_agg(c.turn_key), array_agg(c.chunk_no), array_agg(c.text),
            array_agg(distinct c.session_key)
     into v_tenants, v_keys, v_nos, v_texts, v_sessions

@@ -8,6 +8,7 @@ stable
 as $$
 declare
     v_key text;
+    v_settings jsonb;
 begin
     if weights is null then
         return memory._settings_json();
@@ -15,11 +16,12 @@ begin
     if jsonb_typeof(weights) <> 'object' then
         raise exception 'agent_memory: weights must be a JSON object of settings, got %', jsonb_typeof(weights);
     end if;
+    v_settings := memory._settings_json();
     for v_key in select jsonb_object_keys(weights) loop
-        perform memory._validated_setting(v_key, weights -> v_key);
         perform memory._check_set_by(v_key, 'a call''s weights');
+        v_settings := v_settings || jsonb_build_object(v_key, memory._validated_setting(v_key, weights -> v_key));
     end loop;
-    return memory._settings_json() || weights;
+    return v_settings;
 end
 $$;
 

@@ -48,3 +48,5 @@ set host = coalesce(
 -- setting_definitions() gains who may set each setting; set_secret() the host.
 drop function if exists memory.setting_definitions() cascade;
 drop function if exists memory.set_secret(text, text);
+-- _register_model runs as the owner and now registers the model in force, not one its caller names.
+drop function if exists memory._register_model(text, text, integer);

@@ -95,6 +95,17 @@ def test_a_setting_that_would_break_every_call_is_refused_on_write(db, key, valu
         db.execute("insert into memory.config (key, value) values (%s, %s)", (key, value))
 
 
+def test_an_integer_setting_takes_integers_and_reads_a_whole_float_as_one(db):
+    refused = pytest.raises(
+        psycopg.errors.RaiseException, match=r'"session_candidates" must be a JSON integer, got 2\.5'
+    )
+    with refused, db.transaction():
+        db.execute("insert into memory.config (key, value) values ('session_candidates', '2.5')")
+    db.execute("insert into memory.config (key, value) values ('session_candidates', '0.0')")
+    assert db.execute("select value::text from memory.config").fetchone()[0] == "0"
+    db.execute("select * from memory.recall('tea', weights => '{\"recall_candidates\": 10.0}')")
+
+
 def test_a_session_text_search_config_that_does_not_exist_is_refused_by_name(db):
     db.execute("set memory.text_search_config = 'klingon'")
     with pytest.raises(psycopg.errors.RaiseException, match='"text_search_config" must name a text search'):
