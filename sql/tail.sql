@@ -38,12 +38,12 @@ begin
 end
 $pin$;
 
--- Privileges. PUBLIC gets nothing. memory_app gets what an application needs: every function but the
--- administrator's, and the tenant-keyed tables (row-level security keeps it to its tenant); it reads the
--- settings, registry and models. memory_admin is a memory_app that also writes settings, the signal
--- registry and tenant bindings, and stores secrets. Secrets are the owner's alone. Views run with the
--- privileges and row-level security of the role that reads them. (Objects a later file adds are covered
--- by being created before this runs.)
+-- Privileges. PUBLIC gets nothing. memory_tenant gets what an application of one tenant needs: every
+-- function but the administrator's, and the tenant-keyed tables (row-level security keeps it to its
+-- tenant); it reads the settings, registry and models. memory_app is a memory_tenant that may choose its
+-- tenant; memory_admin a memory_app that also writes settings, the signal registry and tenant bindings,
+-- and stores secrets. Secrets are the owner's alone. Views run with the privileges and row-level security
+-- of the role that reads them. (Objects a later file adds are covered by being created before this runs.)
 do $grants$
 declare
     v_view regclass;
@@ -51,19 +51,20 @@ begin
     revoke all on all functions in schema memory from public;
     revoke all on all procedures in schema memory from public;
     revoke all on all tables in schema memory from public;
-    grant usage on schema memory to memory_app, memory_admin;
+    grant usage on schema memory to memory_tenant, memory_app, memory_admin;
+    grant memory_tenant to memory_app;
     grant memory_app to memory_admin;
-    grant execute on all functions in schema memory to memory_app;
-    grant execute on all procedures in schema memory to memory_app;
+    grant execute on all functions in schema memory to memory_tenant;
+    grant execute on all procedures in schema memory to memory_tenant;
     revoke execute on function memory.set_secret(text, text, text), memory.bind_tenant_role(regrole, text),
-    memory.define_signal(text, text, regprocedure, double precision, text) from memory_app;
+    memory.define_signal(text, text, regprocedure, double precision, text) from memory_tenant;
     grant execute on function memory.set_secret(text, text, text), memory.bind_tenant_role(regrole, text),
     memory.define_signal(text, text, regprocedure, double precision, text) to memory_admin;
-    grant select, insert, update, delete on all tables in schema memory to memory_app;
-    grant usage on all sequences in schema memory to memory_app;
+    grant select, insert, update, delete on all tables in schema memory to memory_tenant;
+    grant usage on all sequences in schema memory to memory_tenant;
     revoke insert, update, delete on memory.config, memory.signals, memory.tenant_roles, memory.embedding_models,
-    memory._migration from memory_app;
-    revoke all on memory._secrets from memory_app;
+    memory._migration from memory_tenant;
+    revoke all on memory._secrets from memory_tenant;
     grant insert, update, delete on memory.config, memory.signals, memory.tenant_roles to memory_admin;
     for v_view in select c.oid::regclass from pg_catalog.pg_class as c
         where c.relnamespace = 'memory'::regnamespace and c.relkind = 'v'

@@ -61,15 +61,21 @@ class Logins:
         self.names: list[str] = []
         self.connections: list[psycopg.Connection] = []
 
-    def create(self, grant_app: bool = True, tenant: str | None = None) -> psycopg.Connection:
-        name = f"am_test_{uuid.uuid4().hex[:10]}"
+    def create(
+        self, tenant: str | None = None, grant: str | None = "auto", name: str | None = None
+    ) -> psycopg.Connection:
+        """A login, bound to `tenant` if given, granted `grant` (by default memory_tenant for a bound role,
+        memory_app otherwise; None for no grant), connected to the test's database."""
+        name = name or f"am_test_{uuid.uuid4().hex[:10]}"
+        if grant == "auto":
+            grant = "memory_tenant" if tenant else "memory_app"
         with psycopg.connect(**self._params("postgres"), autocommit=True) as conn:
             conn.execute(sql.SQL("create role {} login").format(sql.Identifier(name)))
-            if grant_app:
-                conn.execute(sql.SQL("grant memory_app to {}").format(sql.Identifier(name)))
+            self.names.append(name)
+            if grant:
+                conn.execute(sql.SQL("grant {} to {}").format(sql.Identifier(grant), sql.Identifier(name)))
             if tenant:
-                conn.execute("select memory.bind_tenant_role(%s, %s)", (name, tenant))
-        self.names.append(name)
+                conn.execute("select memory.bind_tenant_role(quote_ident(%s)::regrole, %s)", (name, tenant))
         conn = psycopg.connect(**self._params(name), autocommit=True)
         self.connections.append(conn)
         return conn

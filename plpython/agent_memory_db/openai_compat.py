@@ -13,7 +13,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,9 @@ class ProviderError(RuntimeError):
 
 
 SCHEMES = ("http", "https")
+
+# How to wait between retries; the database replaces it with pg_sleep, which a cancel interrupts.
+wait: Callable[[float], object] = time.sleep
 
 
 def check_url(url: str) -> str:
@@ -68,7 +71,7 @@ def post_json(
     last = ""
     for attempt in range(retries + 1):
         if attempt:
-            time.sleep(backoff * 2 ** (attempt - 1))
+            wait(backoff * 2 ** (attempt - 1))
         request = urllib.request.Request(url, data=body, headers=headers, method="POST")
         try:
             with _OPENER.open(request, timeout=timeout) as response:

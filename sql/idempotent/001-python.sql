@@ -21,6 +21,9 @@ try:
     agent_memory_db.require_version(version, python_dir)
 except agent_memory_db.VersionMismatch as exc:
     plpy.error(str(exc))
+from agent_memory_db import openai_compat
+# Waits between retries of an endpoint are the server's, so that a cancel or statement timeout ends them.
+openai_compat.wait = lambda seconds: plpy.execute("select pg_catalog.pg_sleep(%f)" % seconds)
 GD["agent_memory_version"] = version
 $$;
 

@@ -18,8 +18,9 @@ comment on function memory._administers() is
 -- The tenant of this session. A role bound to a tenant in memory.tenant_roles (the role in use, else the
 -- session's login) always has that one, whatever it sets. Otherwise the tenant is the setting
 -- memory.tenant_id ('default' when unset), which only roles that may switch tenants use: memory_app and
--- memory_admin members and superusers. Any other role is refused. Row-level security on every
--- tenant-keyed table compares its rows with this.
+-- memory_admin members and superusers. Any other role, a memory_tenant member bound in no tenant of this
+-- database among them, is refused. Row-level security on every tenant-keyed table compares its rows
+-- with this.
 create or replace function memory.current_tenant() returns text
 language plpgsql
 stable parallel safe
@@ -35,10 +36,12 @@ begin
     if found then
         return v_tenant;
     end if;
-    if not (memory._administers() or pg_catalog.pg_has_role(current_user, 'memory_app', 'member')) then
+    -- Who may choose is decided by the login, as for memory._administers(): the same inside a function
+    -- that runs as the owner.
+    if not (memory._administers() or pg_catalog.pg_has_role(session_user, 'memory_app', 'member')) then
         raise exception 'agent_memory: role % has no tenant', current_user
-            using hint = 'memory_admin binds it with memory.bind_tenant_role(role, tenant), '
-                         'or grants it memory_app to let it choose one with set memory.tenant_id';
+            using hint = 'memory_admin binds it with memory.bind_tenant_role(role, tenant) (it needs '
+                         'memory_tenant), or grants it memory_app to let it choose one with set memory.tenant_id';
     end if;
     return coalesce(nullif(pg_catalog.current_setting('memory.tenant_id', true), ''), 'default');
 end
@@ -56,8 +59,10 @@ begin
     if tenant_id is null or tenant_id = '' or length(tenant_id) > 200 then
         raise exception 'agent_memory: tenant_id must be 1 to 200 characters, got %', coalesce(tenant_id, 'null');
     end if;
+    -- The role's name as current_user spells it (regrole::text quotes names like "Acme-Agent").
     insert into memory.tenant_roles as r (role_name, tenant_id)
-    values (role_name::text, bind_tenant_role.tenant_id)
+    values ((select g.rolname from pg_catalog.pg_roles as g where g.oid = bind_tenant_role.role_name),
+            bind_tenant_role.tenant_id)
     on conflict on constraint tenant_roles_pkey do update
     set tenant_id = excluded.tenant_id, bound_at = pg_catalog.now(), bound_by = current_user;
 end
@@ -65,7 +70,7 @@ $$;
 
 comment on function memory.bind_tenant_role(regrole, text) is
 'Binds a role to one tenant (memory_admin): select memory.bind_tenant_role(''acme_app'', ''acme''). The role '
-'also needs memory_app''s grants: grant memory_app to acme_app.';
+'also needs the grants of memory_tenant: grant memory_tenant to acme_app.';
 
 comment on table memory.tenant_roles is
 'Roles bound to one tenant; only memory_admin writes it. A role sees its own row, memory_admin every row.';

@@ -12,12 +12,14 @@ returns table (
 language sql
 stable parallel safe
 as $$
-    -- Settings that choose an endpoint or a model (where text goes, and with which key) are the
-    -- administrator's: set in memory.config; a session or call may change them only for memory_admin.
+    -- Settings that choose an endpoint or a model (where text goes, and with which key), and how long
+    -- a call to one may take, are the administrator's: set in memory.config; a session or call may
+    -- change them only for memory_admin.
     select d.*,
            case when d.key in ('embedder', 'summarizer', 'openai_base_url', 'openai_embedding_model',
-                               'openai_embedding_dimensions', 'openai_chat_model', 'rerank', 'rerank_url',
-                               'rerank_model')
+                               'openai_embedding_dimensions', 'openai_chat_model', 'client_dimensions',
+                               'http_timeout_seconds', 'http_retries', 'rerank', 'rerank_url', 'rerank_model',
+                               'rerank_timeout_seconds')
                 then 'admin' else 'session' end
     from (
     select 'weight_' || s.name, to_jsonb(s.default_weight), 'number', null::jsonb, 0::numeric, 100::numeric,
@@ -118,22 +120,18 @@ comment on function memory.setting_definitions() is
 'session or call, admin = memory.config, a session only of memory_admin). Change one with insert into '
 'memory.config or, for one session, set memory.<key> = ...';
 
--- Settings as given, with the administrator's settings (endpoints, models) replaced by those in force
--- unless the login administers: what the functions that call endpoints use, whatever a caller passes.
-create or replace function memory._trusted_endpoints(settings jsonb) returns jsonb
+-- What the functions that run as the owner (to read a key) use as settings: the ones they are given
+-- when the login administers, else the session's own, checked, whatever the caller passed them.
+create or replace function memory._trusted_settings(settings jsonb) returns jsonb
 language sql
 stable
 as $$
-    select case when memory._administers() then settings
-                else settings || (
-                    select jsonb_object_agg(d.key, memory.setting(d.key))
-                    from memory.setting_definitions() as d where d.set_by = 'admin'
-                )
-           end
+    select case when memory._administers() then settings else memory._settings_json() end
 $$;
 
-comment on function memory._trusted_endpoints(jsonb) is
-'Internal: the settings with endpoint and model settings taken from configuration unless the login administers.';
+comment on function memory._trusted_settings(jsonb) is
+'Internal: the given settings if the login administers, else the settings in force (checked), for owner-run '
+'functions.';
 
 -- A value of an administrator's setting from a session or a call: refused unless the login administers.
 create or replace function memory._check_set_by(p_key text, p_where text) returns void

@@ -15,21 +15,22 @@ $$;
 
 comment on function memory._settings_json() is 'Internal: every setting in force as one JSON object.';
 
--- Stores a secret (such as openai_api_key) where only the extension's owner can read it, for one host:
--- it is sent to no other. The host is the one of `host` (a URL or host[:port]), or by default of the
--- endpoint configured for it now (rerank_url for rerank_api_key, openai_base_url otherwise).
-create or replace function memory.set_secret(name text, value text, host text default null) returns void
+-- Stores a secret (such as openai_api_key) where only the extension's owner can read it, for one origin
+-- (scheme://host[:port]): it is sent to no other, nor over another scheme. The origin is the one of
+-- `url` (a bare host means https), or by default that of the endpoint configured for it now
+-- (rerank_url for rerank_api_key, openai_base_url otherwise).
+create or replace function memory.set_secret(name text, value text, url text default null) returns void
 language plpgsql
 security definer
 as $$
 declare
-    v_host text := lower(coalesce(
-        substring(host from '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?([^/?#]+)'),
-        host,
-        substring(
-            memory.setting(case when name = 'rerank_api_key' then 'rerank_url' else 'openai_base_url' end) #>> '{}'
-            from '^https?://(?:[^/?#@]*@)?([^/?#]+)'
-        )
+    v_url text := coalesce(
+        url,
+        memory.setting(case when name = 'rerank_api_key' then 'rerank_url' else 'openai_base_url' end) #>> '{}'
+    );
+    v_origin text := lower(substring(
+        case when v_url ~ '^[A-Za-z][A-Za-z0-9+.-]*://' then v_url else 'https://' || v_url end
+        from '^([Hh][Tt][Tt][Pp][Ss]?://[A-Za-z0-9.:\[\]-]+)(?:[/?#]|$)'
     ));
 begin
     if name is null or name !~ '^[a-z][a-z0-9_]{0,62}$' then
@@ -38,21 +39,22 @@ begin
     if value is null or value = '' then
         raise exception 'agent_memory: secret % needs a value', name;
     end if;
-    if v_host is null or v_host !~ '^[a-z0-9.:\[\]-]+$' then
-        raise exception 'agent_memory: secret % needs the host it is for, got %', name, coalesce(host, 'none')
+    if v_origin is null then
+        raise exception 'agent_memory: secret % needs the http or https URL it is for, got %', name,
+            coalesce(v_url, 'none')
             using hint = 'pass it: memory.set_secret(name, value, ''https://api.example.com'')';
     end if;
-    insert into memory._secrets as s (name, value, host) values (set_secret.name, set_secret.value, v_host)
-    on conflict on constraint _secrets_pkey do update set value = excluded.value, host = excluded.host;
+    insert into memory._secrets as s (name, value, origin) values (set_secret.name, set_secret.value, v_origin)
+    on conflict on constraint _secrets_pkey do update set value = excluded.value, origin = excluded.origin;
 end
 $$;
 
 comment on function memory.set_secret(text, text, text) is
-'Stores a secret for one host (memory_admin), e.g. select memory.set_secret(''openai_api_key'', ''sk-...'', '
-'''https://api.openai.com''); without a host, the host of the endpoint configured now. It is sent to no '
-'other host and readable by no role but the owner.';
+'Stores a secret for one origin (memory_admin), e.g. select memory.set_secret(''openai_api_key'', ''sk-...'', '
+'''https://api.openai.com''); without a URL, the origin of the endpoint configured now. It is sent to no '
+'other scheme, host or port, and readable by no role but the owner.';
 
-comment on column memory._secrets.host is 'The only host (host[:port]) the secret is sent to.';
+comment on column memory._secrets.origin is 'The only origin (scheme://host[:port]) the secret is sent to.';
 
 -- The embedding model that settings (as from memory._settings_json()) choose; no row for embedder = none.
 create or replace function memory._embedding_model(settings jsonb)
@@ -87,7 +89,7 @@ comment on function memory.embedding_model() is
 'The embedding model the settings choose (provider, model, dimensions); no row when embedder = none.';
 
 -- Runs as the owner so the endpoint's key can be read; it returns only vectors. The key goes only to the
--- host it was stored for, and which endpoint and model are used is the administrator's choice (settings
+-- origin it was stored for, and which endpoint and model are used is the administrator's choice (settings
 -- set_by admin: a session's value of one counts only for memory_admin, see memory._check_set_by).
 create or replace function memory._embed_texts(texts text[], settings jsonb) returns vector[]
 language plpython3u
@@ -97,12 +99,12 @@ if GD.get("agent_memory_version") is None:
     plpy.execute("select memory._load_python()")
 import json
 from agent_memory_db import embedding, secrets
-config = json.loads(plpy.execute(plpy.prepare("select memory._trusted_endpoints($1) as s", ["jsonb"]), [settings])[0]["s"])
+config = json.loads(plpy.execute(plpy.prepare("select memory._trusted_settings($1) as s", ["jsonb"]), [settings])[0]["s"])
 try:
     key = None
     if config["embedder"] == "openai":
-        rows = plpy.execute("select value, host from memory._secrets where name = 'openai_api_key'")
-        stored = (rows[0]["value"], rows[0]["host"]) if rows else None
+        rows = plpy.execute("select value, origin from memory._secrets where name = 'openai_api_key'")
+        stored = (rows[0]["value"], rows[0]["origin"]) if rows else None
         key = secrets.key_for("openai_api_key", config["openai_base_url"], stored)
     # Between batches a cancel or statement timeout takes effect (pg_sleep checks for interrupts).
     vectors = embedding.embed(config, texts or [], key, GD, lambda: plpy.execute("select pg_catalog.pg_sleep(0)"))

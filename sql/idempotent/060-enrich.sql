@@ -29,10 +29,10 @@ if GD.get("agent_memory_version") is None:
 import json
 from agent_memory_db import embedding, openai_compat, secrets, summarize
 messages = json.loads(turns)
-config = json.loads(plpy.execute(plpy.prepare("select memory._trusted_endpoints($1) as s", ["jsonb"]), [settings])[0]["s"])
+config = json.loads(plpy.execute(plpy.prepare("select memory._trusted_settings($1) as s", ["jsonb"]), [settings])[0]["s"])
 if config["summarizer"] == "llm":
-    rows = plpy.execute("select value, host from memory._secrets where name = 'openai_api_key'")
-    stored = (rows[0]["value"], rows[0]["host"]) if rows else None
+    rows = plpy.execute("select value, origin from memory._secrets where name = 'openai_api_key'")
+    stored = (rows[0]["value"], rows[0]["origin"]) if rows else None
     try:
         key = secrets.key_for("openai_api_key", config["openai_base_url"], stored)
         endpoint = embedding.endpoint(config, key)

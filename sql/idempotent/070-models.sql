@@ -149,3 +149,49 @@ as $$ select memory._recall_model((select e.model from memory.embedding_model() 
 comment on function memory.recall_model() is
 'The embedding model recall uses: the configured one once all chunks have its vectors, else the most '
 'recently completed one; null when there are no vectors.';
+
+-- Every stored vector has its model's dimensions (that it belongs to a registered model is a foreign key):
+-- a vector of another length, written by a role that may insert its tenant's rows, would make the
+-- model's shared HNSW index, built for every tenant, fail to build.
+create or replace function memory._vectors_match_their_model() returns trigger
+language plpgsql
+as $$
+declare
+    v_bad record;
+begin
+    select n.model, vector_dims(n.embedding) as dims, m.dimensions into v_bad
+    from new_rows as n
+    inner join memory.embedding_models as m on n.model = m.model
+    where vector_dims(n.embedding) <> m.dimensions
+    limit 1;
+    if found then
+        raise exception 'agent_memory: a vector of model % has % dimensions; the model has %', v_bad.model,
+            v_bad.dims, v_bad.dimensions
+            using errcode = 'invalid_parameter_value';
+    end if;
+    return null;
+end
+$$;
+
+comment on function memory._vectors_match_their_model() is
+'Internal: trigger that refuses vectors whose dimensions are not their model''s.';
+
+drop trigger if exists chunk_vectors_match_their_model on memory.chunk_embeddings;
+create trigger chunk_vectors_match_their_model after insert on memory.chunk_embeddings
+referencing new table as new_rows
+for each statement execute function memory._vectors_match_their_model();
+
+drop trigger if exists chunk_vectors_match_their_model_on_update on memory.chunk_embeddings;
+create trigger chunk_vectors_match_their_model_on_update after update on memory.chunk_embeddings
+referencing new table as new_rows
+for each statement execute function memory._vectors_match_their_model();
+
+drop trigger if exists session_vectors_match_their_model on memory.session_embeddings;
+create trigger session_vectors_match_their_model after insert on memory.session_embeddings
+referencing new table as new_rows
+for each statement execute function memory._vectors_match_their_model();
+
+drop trigger if exists session_vectors_match_their_model_on_update on memory.session_embeddings;
+create trigger session_vectors_match_their_model_on_update after update on memory.session_embeddings
+referencing new table as new_rows
+for each statement execute function memory._vectors_match_their_model();

@@ -3,7 +3,7 @@
 -- reorders them; a failure or timeout leaves the fused order and is shown in components.
 
 -- {"scores": [one per document, null where unscored]} or {"error": "..."}; never raises for the endpoint.
--- Runs as the owner so the key can be read; the key goes only to the host it was stored for, and the
+-- Runs as the owner so the key can be read; the key goes only to the origin it was stored for, and the
 -- endpoint is the administrator's choice (rerank_url is set_by admin).
 create or replace function memory._rerank(query text, documents text[], settings jsonb) returns jsonb
 language plpython3u
@@ -14,9 +14,9 @@ if GD.get("agent_memory_version") is None:
     plpy.execute("select memory._load_python()")
 import json
 from agent_memory_db import rerank, secrets
-config = json.loads(plpy.execute(plpy.prepare("select memory._trusted_endpoints($1) as s", ["jsonb"]), [settings])[0]["s"])
-rows = plpy.execute("select value, host from memory._secrets where name = 'rerank_api_key'")
-stored = (rows[0]["value"], rows[0]["host"]) if rows else None
+config = json.loads(plpy.execute(plpy.prepare("select memory._trusted_settings($1) as s", ["jsonb"]), [settings])[0]["s"])
+rows = plpy.execute("select value, origin from memory._secrets where name = 'rerank_api_key'")
+stored = (rows[0]["value"], rows[0]["origin"]) if rows else None
 try:
     api_key = secrets.key_for("rerank_api_key", config["rerank_url"], stored)
     scores = rerank.rerank(config["rerank_url"], query, documents, model=config["rerank_model"] or None,

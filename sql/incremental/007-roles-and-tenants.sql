@@ -1,10 +1,14 @@
 -- Roles and tenants (0.3.0): who may do what, and which tenant a role's rows belong to.
 
--- Cluster-wide group roles, created once: memory_admin (settings, secrets, tenants, maintenance across
--- tenants) and memory_app (the grants an application needs; it may switch tenants with
--- `set memory.tenant_id` unless memory.tenant_roles binds it to one).
+-- Cluster-wide group roles, created once: memory_tenant (the grants an application or agent of one
+-- tenant needs; a member must be bound to a tenant in memory.tenant_roles), memory_app (a memory_tenant
+-- that may choose its tenant with `set memory.tenant_id`), memory_admin (settings, secrets, tenants,
+-- maintenance across tenants).
 do $roles$
 begin
+    if not exists (select from pg_catalog.pg_roles where rolname = 'memory_tenant') then
+        create role memory_tenant nologin;
+    end if;
     if not exists (select from pg_catalog.pg_roles where rolname = 'memory_app') then
         create role memory_app nologin;
     end if;
@@ -30,22 +34,22 @@ alter table memory.config add column tenant_id text not null default '';
 alter table memory.config drop constraint config_pkey;
 alter table memory.config add primary key (tenant_id, key);
 
--- A secret is sent only to the host (host[:port]) it was stored for.
-alter table memory._secrets add column host text;
+-- A secret is sent only to the origin (scheme://host[:port]) it was stored for.
+alter table memory._secrets add column origin text;
 
--- Secrets stored before 0.3.0 were for the endpoint configured then (a secret without a host is sent
+-- Secrets stored before 0.3.0 were for the endpoint configured then (a secret without an origin is sent
 -- nowhere until it is stored again with one).
 update memory._secrets as s
-set host = coalesce(
+set origin = coalesce(
     (
-        select lower(substring(c.value #>> '{}' from '^[A-Za-z][A-Za-z0-9+.-]*://([^/?#@]+)'))
+        select lower(substring(c.value #>> '{}' from '^(https?://[^/?#@]+)'))
         from memory.config as c
         where c.key = case s.name when 'rerank_api_key' then 'rerank_url' else 'openai_base_url' end
     ),
-    case when s.name = 'openai_api_key' then 'api.openai.com' end
+    case when s.name = 'openai_api_key' then 'https://api.openai.com' end
 );
 
--- setting_definitions() gains who may set each setting; set_secret() the host.
+-- setting_definitions() gains who may set each setting; set_secret() the origin.
 drop function if exists memory.setting_definitions() cascade;
 drop function if exists memory.set_secret(text, text);
 -- _register_model runs as the owner and now registers the model in force, not one its caller names.

@@ -14,3 +14,12 @@ select pg_catalog.pg_extension_config_dump('memory.sessions_session_key_seq', ''
 select pg_catalog.pg_extension_config_dump('memory.turns_turn_key_seq', '');
 select pg_catalog.pg_extension_config_dump('memory.jobs_job_id_seq', '');
 select pg_catalog.pg_extension_config_dump('memory.feedback_feedback_id_seq', '');
+
+-- A vector belongs to a registered model (dropping a model drops its vectors). The reference also makes
+-- pg_dump load the models before the vectors, whose triggers check them against their model.
+alter table memory.chunk_embeddings
+add constraint chunk_embeddings_model_fkey foreign key (model) references memory.embedding_models (model)
+on delete cascade;
+alter table memory.session_embeddings
+add constraint session_embeddings_model_fkey foreign key (model) references memory.embedding_models (model)
+on delete cascade;

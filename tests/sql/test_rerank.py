@@ -75,7 +75,7 @@ def test_an_application_role_reranks_with_the_configured_endpoint_and_its_key(me
     # The administrator configures the endpoint and stores its key; the application only recalls.
     configure = "insert into memory.config values ('rerank', '\"http\"'), ('rerank_url', %s)"
     memory.execute(configure, (Jsonb(http_stub.rerank_url),))
-    memory.execute("select memory.set_secret('rerank_api_key', 'rk-1')")  # for the host of rerank_url
+    memory.execute("select memory.set_secret('rerank_api_key', 'rk-1')")  # for the origin of rerank_url
     memory.commit()
     app = logins.create()
     assert app.execute("select components from memory.recall('backup', k => 1)").fetchone()[0]["rerank"]["score"] > 0

@@ -1,5 +1,5 @@
 """Tenants isolated by the database, and secrets kept from callers: an adversarial suite run as real
-logins — a role bound to tenant acme, an application role (memory_app) and a role with no grant —
+logins — a role bound to tenant acme (memory_tenant), an application role (memory_app) and a role with no grant —
 against a database holding tenants acme and globex. Every attempt counts; the suite prints how many
 it made and asserts 0 foreign rows returned, 0 foreign rows changed, 0 secrets received.
 """
@@ -127,7 +127,7 @@ def writes(turn: int) -> list[tuple[str, tuple]]:
 TENANT_SWITCHES = [
     "set memory.tenant_id = 'globex'",
     "select set_config('memory.tenant_id', 'globex', false)",
-    "set role memory_app",  # a bound login that takes up the group role it was granted
+    "set role memory_tenant",  # a bound login that takes up the group role it was granted
 ]
 
 
@@ -189,18 +189,51 @@ def test_an_application_role_commits_enriches_and_recalls_with_vectors(two_tenan
     assert float(hit[1]) > 0.2  # the local model's vectors, used without any secret
 
 
-def test_a_role_without_memory_app_is_refused_by_name(two_tenants):
+def test_a_role_without_a_memory_role_is_refused(two_tenants):
     _, logins, _ = two_tenants
-    stranger = logins.create(grant_app=False)
+    stranger = logins.create(grant=None)
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         stranger.execute("select * from memory.recall('launch codes')")
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         stranger.execute("select * from memory.turns")
 
 
+def test_a_bound_role_whose_name_needs_quotes_is_bound(two_tenants):
+    _, logins, _ = two_tenants
+    quoted = logins.create(tenant="acme", name=f"Am-Test-{uuid.uuid4().hex[:6]}")
+    quoted.execute("set memory.tenant_id = 'globex'")
+    assert quoted.execute("select memory.current_tenant()").fetchone()[0] == "acme"
+    assert foreign(quoted.execute("select * from memory.turns").fetchall()) == 0
+
+
+def test_a_tenant_role_bound_in_no_tenant_of_this_database_is_refused(two_tenants):
+    # Roles are the cluster's; a binding is one database's. Unbound here, it may not choose a tenant.
+    _, logins, _ = two_tenants
+    elsewhere = logins.create(grant="memory_tenant")
+    elsewhere.execute("set memory.tenant_id = 'globex'")
+    with pytest.raises(psycopg.errors.RaiseException, match="has no tenant"):
+        elsewhere.execute("select * from memory.turns")
+
+
+def test_a_tenant_cannot_plant_vectors_that_would_break_the_shared_index(two_tenants):
+    db, logins, _ = two_tenants
+    acme = logins.create(tenant="acme")
+    plant = (
+        "insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding)"
+        " select tenant_id, turn_key, chunk_no, 'text-embedding-3-small', text_sha256, '[1,2,3]'"
+        " from memory.chunk_embeddings limit 1"
+    )
+    with pytest.raises(psycopg.errors.ForeignKeyViolation, match="chunk_embeddings_model_fkey"):
+        acme.execute(plant)  # a model nobody registered
+    # A registered model with no index yet (the client embedder's): its first index must not meet a bad row.
+    db.execute("insert into memory.embedding_models (model, provider, dimensions) values ('client', 'client', 8)")
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="has 3 dimensions; the model has 8"):
+        acme.execute(plant.replace("'text-embedding-3-small'", "'client'"))
+
+
 def test_a_role_granted_the_tables_but_no_tenant_is_refused_by_name(two_tenants):
     db, logins, _ = two_tenants
-    stranger = logins.create(grant_app=False)
+    stranger = logins.create(grant=None)
     name = stranger.info.user
     db.execute(sql.SQL("grant usage on schema memory to {}").format(sql.Identifier(name)))
     db.execute(sql.SQL("grant select on all tables in schema memory to {}").format(sql.Identifier(name)))
@@ -278,12 +311,12 @@ def test_no_secret_reaches_a_listener_whatever_the_caller_sets(owner_secret, bou
         print(f"\n  {len(attempts)} secret-exfiltration attempts: {len(received)} secrets received")
 
 
-def test_a_key_goes_only_to_its_host_even_from_the_owners_session(owner_secret):
+def test_a_key_goes_only_to_its_origin_even_from_the_owners_session(owner_secret):
     db, _ = owner_secret
     with Stub() as listener:
         db.execute("set memory.embedder = 'openai'")
         db.execute(sql.SQL("set memory.openai_base_url = {}").format(listener.base_url))
-        with pytest.raises(psycopg.errors.InternalError_, match=r"is stored for host api\.openai\.com"):
+        with pytest.raises(psycopg.errors.InternalError_, match=r"is stored for https://api\.openai\.com"):
             db.execute("select memory.embed(array['hello'])")
         db.execute("set memory.openai_base_url = 'file:///etc/passwd#'")
         with pytest.raises(psycopg.errors.InternalError_, match="scheme 'file' is not allowed") as refused:
@@ -305,7 +338,7 @@ def test_a_session_setting_of_the_administrators_is_refused_by_name(two_tenants)
 
 def test_an_admin_stores_secrets_writes_settings_and_binds_roles(two_tenants):
     db, logins, _ = two_tenants
-    admin = logins.create(grant_app=False)
+    admin = logins.create(grant=None)
     db.execute(sql.SQL("grant memory_admin to {}").format(sql.Identifier(admin.info.user)))
     admin.execute("select memory.set_secret('openai_api_key', 'sk-admin', 'https://api.openai.com')")
     admin.execute("insert into memory.config values ('bm25_k1', '1.2')")
@@ -316,8 +349,8 @@ def test_an_admin_stores_secrets_writes_settings_and_binds_roles(two_tenants):
     # every tenant's rows, for maintenance and the worker
     tenants = {t for (t,) in admin.execute("select distinct tenant_id from memory.turns")}
     assert {"acme", "globex"} <= tenants
-    assert db.execute("select host from memory._secrets where name = 'openai_api_key'").fetchone()[0] == (
-        "api.openai.com"
+    assert db.execute("select origin from memory._secrets where name = 'openai_api_key'").fetchone()[0] == (
+        "https://api.openai.com"
     )
 
 

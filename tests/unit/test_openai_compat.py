@@ -3,6 +3,7 @@
 import pytest
 from http_stub import Stub, fake_vector
 
+from agent_memory_db import openai_compat
 from agent_memory_db.openai_compat import Endpoint, ProviderError, chat, embed
 
 
@@ -27,6 +28,15 @@ def test_retries_then_succeeds(stub):
     stub.fail_next = [502]
     assert len(embed(Endpoint(stub.base_url, backoff=0.01), "m", ["a"], 4)) == 1
     assert len(stub.requests) == 2
+
+
+def test_waits_between_retries_go_through_the_wait_hook(stub, monkeypatch):
+    # In the database the hook is pg_sleep, which a cancel or statement timeout interrupts.
+    waited = []
+    monkeypatch.setattr(openai_compat, "wait", waited.append)
+    stub.fail_next = [502, 503]
+    embed(Endpoint(stub.base_url, "k", retries=2, backoff=0.25), "m", ["a"], 4)
+    assert waited == [0.25, 0.5]
 
 
 def test_client_errors_are_not_retried(stub):

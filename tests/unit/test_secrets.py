@@ -1,4 +1,4 @@
-"""A key goes only to the host it was stored for, only over http or https, never after a redirect."""
+"""A key goes only to the origin it was stored for, only over http or https, never after a redirect."""
 
 import pytest
 from http_stub import Stub
@@ -7,9 +7,10 @@ from agent_memory_db.openai_compat import ProviderError, check_url, post_json
 from agent_memory_db.secrets import key_for
 
 
-def test_the_key_of_a_request_to_its_host():
-    assert key_for("k", "https://api.openai.com/v1", ("sk-1", "api.openai.com")) == "sk-1"
-    assert key_for("k", "http://127.0.0.1:8080/v1", ("sk-1", "127.0.0.1:8080")) == "sk-1"
+def test_the_key_of_a_request_to_its_origin():
+    assert key_for("k", "https://api.openai.com/v1", ("sk-1", "https://api.openai.com")) == "sk-1"
+    assert key_for("k", "HTTPS://API.openai.com/v1", ("sk-1", "https://api.openai.com")) == "sk-1"
+    assert key_for("k", "http://127.0.0.1:8080/v1", ("sk-1", "http://127.0.0.1:8080")) == "sk-1"
 
 
 def test_no_key_stored_is_no_key():
@@ -23,15 +24,16 @@ def test_no_key_stored_is_no_key():
         "https://api.openai.com:8443/v1",  # another port
         "https://api.openai.com@evil.example/v1",  # user info: the host is evil.example
         "https://evil.example/api.openai.com",
+        "http://api.openai.com/v1",  # the same host over plain http
     ],
 )
-def test_a_key_is_not_sent_to_another_host(url):
-    with pytest.raises(ProviderError, match=r"secret k is stored for host api\.openai\.com and is not sent to"):
-        key_for("k", url, ("sk-1", "api.openai.com"))
+def test_a_key_is_not_sent_to_another_origin(url):
+    with pytest.raises(ProviderError, match=r"secret k is stored for https://api\.openai\.com and is not sent to"):
+        key_for("k", url, ("sk-1", "https://api.openai.com"))
 
 
-def test_a_key_stored_without_a_host_is_sent_nowhere():
-    with pytest.raises(ProviderError, match=r"stored for host \(none\)"):
+def test_a_key_stored_without_an_origin_is_sent_nowhere():
+    with pytest.raises(ProviderError, match=r"stored for \(no origin\)"):
         key_for("k", "https://api.openai.com/v1", ("sk-1", None))
 
 
