@@ -176,22 +176,21 @@ $$;
 comment on function memory._vectors_match_their_model() is
 'Internal: trigger that refuses vectors whose dimensions are not their model''s.';
 
-drop trigger if exists chunk_vectors_match_their_model on memory.chunk_embeddings;
-create trigger chunk_vectors_match_their_model after insert on memory.chunk_embeddings
-referencing new table as new_rows
-for each statement execute function memory._vectors_match_their_model();
-
-drop trigger if exists chunk_vectors_match_their_model_on_update on memory.chunk_embeddings;
-create trigger chunk_vectors_match_their_model_on_update after update on memory.chunk_embeddings
-referencing new table as new_rows
-for each statement execute function memory._vectors_match_their_model();
-
-drop trigger if exists session_vectors_match_their_model on memory.session_embeddings;
-create trigger session_vectors_match_their_model after insert on memory.session_embeddings
-referencing new table as new_rows
-for each statement execute function memory._vectors_match_their_model();
-
-drop trigger if exists session_vectors_match_their_model_on_update on memory.session_embeddings;
-create trigger session_vectors_match_their_model_on_update after update on memory.session_embeddings
-referencing new table as new_rows
-for each statement execute function memory._vectors_match_their_model();
+-- On insert and on update of both vector tables (a trigger with a transition table has one event).
+do $triggers$
+declare
+    v_table text;
+    v_event text;
+begin
+    foreach v_table in array array['chunk_embeddings', 'session_embeddings'] loop
+        foreach v_event in array array['insert', 'update'] loop
+            execute format('drop trigger if exists %I on memory.%I', v_table || '_dimensions_on_' || v_event, v_table);
+            execute format(
+                'create trigger %I after %s on memory.%I referencing new table as new_rows '
+                'for each statement execute function memory._vectors_match_their_model()',
+                v_table || '_dimensions_on_' || v_event, v_event, v_table
+            );
+        end loop;
+    end loop;
+end
+$triggers$;
