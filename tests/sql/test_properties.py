@@ -102,7 +102,7 @@ def report(request) -> Iterator[None]:
 
 
 def test_commit(memory):
-    @examples(2000)
+    @examples(2200)
     @given(session=identifier, agent=identifier, batch=messages, enrich=st.sampled_from([None, "none", "later"]))
     def commit(session, agent, batch, enrich):
         before = counts(memory)
@@ -118,7 +118,7 @@ def test_commit(memory):
 
 
 def test_recall(memory):
-    @examples(1000)
+    @examples(1100)
     @given(
         query=identifier,
         k=st.integers(min_value=-2, max_value=60),

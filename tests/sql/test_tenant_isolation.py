@@ -95,6 +95,16 @@ def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
         ("select * from memory.export('default', 'plans')", ()),
         ("select * from memory.bootstrap()", ()),
         ("select * from memory.context_for_task('launch codes')", ()),
+        # crafted filters: every agent, all of time, the other tenant's session and agent names
+        (
+            "select * from memory.recall('launch codes', k => 50, agent_id => 'default', since => '-infinity',"
+            " until => 'infinity', source => null, weights => '{\"weight_lexical\": 5}')",
+            (),
+        ),
+        ("select * from memory.explain_recall('globex', agent_id => 'default')", ()),
+        ("select * from memory.context_for_task('globex launch codes', agent_id => 'default', k => 50)", ()),
+        ("select * from memory.bootstrap('default', sessions => 100)", ()),
+        ("select * from memory.stats('default')", ()),
         ("select * from memory.stats()", ()),
         ("select memory.current_tenant()", ()),
     ]
