@@ -29,7 +29,7 @@ begin
                 ::regprocedure,
                 'memory._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, text[], text)'::regprocedure
             ])
-            and not exists (select from memory.signals as s where s.function = p.oid)
+            and not exists (select from memory.signals as s where to_regprocedure(s.function) = p.oid)
     loop
         execute format(
             'alter function %s set search_path = pg_catalog, %I, pg_temp', v_function, v_vector_schema

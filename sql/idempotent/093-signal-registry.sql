@@ -11,10 +11,13 @@ as $$
 declare
     v_proc record;
 begin
+    -- The signature, every name schema-qualified whatever the search_path (an error if there is no such
+    -- function).
+    new.function := (pg_catalog.pg_identify_object('pg_catalog.pg_proc'::regclass, new.function::regprocedure, 0)).identity;
     select p.pronargs, p.proargtypes[0] as first, p.proargtypes[1] as second, p.prorettype, p.provolatile,
            p.proretset
     into v_proc
-    from pg_catalog.pg_proc as p where p.oid = new.function;
+    from pg_catalog.pg_proc as p where p.oid = new.function::regprocedure;
     if v_proc.pronargs <> 2 or v_proc.first <> 'memory.recall_candidate'::regtype
         or v_proc.second <> 'jsonb'::regtype or v_proc.prorettype <> 'double precision'::regtype or v_proc.proretset then
         raise exception 'agent_memory: signal "%" needs a function (memory.recall_candidate, jsonb) returning '
@@ -43,7 +46,7 @@ create or replace function memory.define_signal(
 language sql
 as $$
     insert into memory.signals as s (name, stage, function, default_weight, measures)
-    values (define_signal.name, define_signal.stage, define_signal.function, define_signal.default_weight,
+    values (define_signal.name, define_signal.stage, define_signal.function::text, define_signal.default_weight,
             define_signal.measures)
     on conflict on constraint signals_pkey do update
     set stage = excluded.stage, function = excluded.function, default_weight = excluded.default_weight,
@@ -82,7 +85,7 @@ language sql
 stable
 as $$
     select s.name, s.stage, 'weight_' || s.name, (memory.setting('weight_' || s.name))::double precision,
-           s.default_weight, s.function, s.measures, s.builtin
+           s.default_weight, to_regprocedure(s.function), s.measures, s.builtin
     from memory.signals as s
     order by s.stage = 'boost', s.name
 $$;
@@ -97,7 +100,8 @@ comment on column memory.signals.name is 'The signal''s name, as in recall''s co
 comment on column memory.signals.stage is
 'fusion: a list score of chunks, fused with the others; boost: added to a turn''s fused score as weight x value.';
 comment on column memory.signals.function is
-'The function (memory.recall_candidate, jsonb settings) -> double precision that computes the value.';
+'The function (memory.recall_candidate, jsonb settings) -> double precision that computes the value, as its '
+'signature (regprocedure text; pg_upgrade refuses regprocedure columns).';
 comment on column memory.signals.default_weight is 'The default of the setting weight_<name>.';
 comment on column memory.signals.measures is 'What the signal measures.';
 comment on column memory.signals.builtin is 'Defined by the extension (not dumped; every install defines it).';

@@ -13,7 +13,7 @@ create or replace function memory._signal_calls(
 language sql
 stable
 as $$
-    select coalesce(string_agg(format('%s(k.c, $7)', s.function::oid::regproc), ', ' order by s.name), ''),
+    select coalesce(string_agg(format('%s(k.c, $7)', s.function::regprocedure::oid::regproc), ', ' order by s.name), ''),
            coalesce(array_agg(s.name order by s.name), '{}'),
            coalesce(array_agg((settings ->> ('weight_' || s.name))::double precision order by s.name), '{}')
     from memory.signals as s

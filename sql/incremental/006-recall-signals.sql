@@ -6,11 +6,12 @@ alter table memory.chunks add column context_turn_key bigint;
 alter table memory.chunks add column context_length integer not null default 0;
 
 -- The signals recall adds up: each a function of one candidate (memory.recall_candidate) and the
--- settings in force, with a weight setting of its own (weight_<name>).
+-- settings in force, with a weight setting of its own (weight_<name>). The function is kept as its
+-- signature in text: pg_upgrade refuses tables with regprocedure columns.
 create table memory.signals (
     name text primary key check (name ~ '^[a-z][a-z0-9_]*$'),
     stage text not null check (stage in ('fusion', 'boost')),
-    function regprocedure not null,
+    function text not null,
     default_weight double precision not null check (default_weight >= 0 and default_weight <= 100),
     measures text not null,
     builtin boolean not null default false

@@ -51,7 +51,7 @@ def test_every_function_has_a_pinned_search_path(db):
         select p.oid::regprocedure::text from pg_proc p join pg_language l on l.oid = p.prolang
         where p.pronamespace = 'memory'::regnamespace and p.prokind <> 'p'
           and not ((p.proname in ('_bm25_term', '_chunk_bm25', '_turn_filter')
-                    or exists (select from memory.signals s where s.function = p.oid))
+                    or exists (select from memory.signals s where to_regprocedure(s.function) = p.oid))
                    and l.lanname = 'sql' and p.provolatile <> 'v')
           and not exists (select 1 from unnest(p.proconfig) c where c like 'search_path=pg_catalog, %pg_temp')
         """
@@ -117,3 +117,18 @@ def test_a_changed_released_migration_is_refused(db):
     name = db.execute("select name from memory._migration order by name limit 1").fetchone()[0]
     with pytest.raises(psycopg.errors.RaiseException, match=f"incremental file {name} changed"):
         db.execute("select memory._apply_migration(%s, %s, '0.0.0', 'select 1')", (name, "0" * 64))
+
+
+def test_no_table_has_a_column_pg_upgrade_refuses(db):
+    # pg_upgrade refuses user tables with reg* columns other than regclass, regrole and regtype (their oids
+    # are not kept); the signal registry keeps its functions as signatures in text.
+    refused = db.execute(
+        """
+        select a.attrelid::regclass::text, a.attname from pg_attribute as a
+        inner join pg_class as c on a.attrelid = c.oid
+        where c.relnamespace = 'memory'::regnamespace and c.relkind = 'r' and not a.attisdropped
+            and a.atttypid::regtype::text like 'reg%'
+            and a.atttypid::regtype::text not in ('regclass', 'regrole', 'regtype')
+        """
+    ).fetchall()
+    assert refused == []
