@@ -9,6 +9,7 @@ import threading
 
 import psycopg
 import pytest
+from concurrent_calls import run_concurrently
 from psycopg import sql
 from psycopg.types.json import Json
 
@@ -32,12 +33,10 @@ def test_forget_commit_and_workers_under_load_never_deadlock(db, capsys):
     rounds = int(os.environ.get("AGENT_MEMORY_SOAK_ROUNDS", "40"))
     db.commit()
     db.autocommit = True
-    errors: list[BaseException] = []
-    done = threading.Event()
 
-    def worker() -> None:
+    def worker(stop: threading.Event) -> None:
         with connect(db) as conn:
-            while not done.is_set():
+            while not stop.is_set():
                 conn.execute("call memory.work(5)")
 
     def committer() -> None:
@@ -51,25 +50,7 @@ def test_forget_commit_and_workers_under_load_never_deadlock(db, capsys):
                 with contextlib.suppress(psycopg.errors.NoDataFound):  # forgotten already, not committed again
                     conn.execute("select * from memory.forget(%s)", (f"s{(n + 3) % 8}",))
 
-    def guarded(body):  # type: ignore[no-untyped-def]
-        def run() -> None:
-            try:
-                body()
-            except BaseException as exc:  # collected, asserted below
-                errors.append(exc)
-
-        return run
-
-    workers = [threading.Thread(target=guarded(worker)) for _ in range(2)]
-    writers = [threading.Thread(target=guarded(committer)), threading.Thread(target=guarded(forgetter))]
-    for thread in workers + writers:
-        thread.start()
-    for thread in writers:
-        thread.join()
-    done.set()
-    for thread in workers:
-        thread.join()
-    assert errors == []
+    assert run_concurrently([committer, forgetter], [worker, worker]) == []
     db.execute("call memory.work(100)")
     failed = db.execute("select count(*) from memory.jobs where status <> 'done'").fetchone()[0]
     assert failed == 0
@@ -121,20 +102,11 @@ def test_eight_concurrent_commits_of_one_session_lose_and_duplicate_nothing(db):
         Json([{"id": f"m{j}", "role": "user", "content": f"message {j}"} for j in range(5 * i, 5 * i + 10)])
         for i in range(8)
     ]
-    errors: list[BaseException] = []
 
     def commit(window: Json) -> None:
-        try:
-            with connect(db) as conn:
-                conn.execute("select memory.commit('shared', %s)", (window,))
-        except BaseException as exc:  # collected, asserted below
-            errors.append(exc)
+        with connect(db) as conn:
+            conn.execute("select memory.commit('shared', %s)", (window,))
 
-    threads = [threading.Thread(target=commit, args=(window,)) for window in windows]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    assert run_concurrently([lambda window=window: commit(window) for window in windows]) == []
     ids = [m for (m,) in db.execute("select message_id from memory.turns")]
     assert sorted(ids) == sorted(f"m{j}" for j in range(45))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from concurrent_calls import run_concurrently
 from psycopg.types.json import Json
 
 from agent_memory import Memory
@@ -82,8 +83,6 @@ def ingest_through(server: LocalServer, disrupt: Callable[[], None]) -> None:
     """Writers commit sessions and two workers enrich them while disrupt() breaks the server once; then
     every session must hold its two turns once, and every job be done."""
     url = server.url("memory")
-    stop = threading.Event()
-    errors: list[BaseException] = []
 
     def writer(number: int) -> None:
         for n in range(SESSIONS_PER_WRITER):
@@ -91,31 +90,16 @@ def ingest_through(server: LocalServer, disrupt: Callable[[], None]) -> None:
             commit = ("select memory.commit(%s, %s)", (f"w{number}-{n}", messages(number, n)))
             retrying(url, lambda conn, commit=commit: conn.execute(*commit))
 
-    def worker() -> None:
+    def worker(stop: threading.Event) -> None:
         while not stop.is_set():
             retrying(url, lambda conn: conn.execute("call memory.work(3)"), stop)
 
-    def guarded(body: Callable[[], None]) -> Callable[[], None]:
-        def run() -> None:
-            try:
-                body()
-            except BaseException as exc:  # collected, asserted below
-                errors.append(exc)
+    def break_the_server_once() -> None:
+        time.sleep(1.5)
+        disrupt()
 
-        return run
-
-    writers = [threading.Thread(target=guarded(lambda i=i: writer(i))) for i in range(WRITERS)]
-    workers = [threading.Thread(target=guarded(worker)) for _ in range(2)]
-    for thread in writers + workers:
-        thread.start()
-    time.sleep(1.5)
-    disrupt()
-    for thread in writers:
-        thread.join()
-    stop.set()
-    for thread in workers:
-        thread.join()
-    assert errors == []
+    writers = [lambda i=i: writer(i) for i in range(WRITERS)]
+    assert run_concurrently(writers, [worker, worker], during=break_the_server_once) == []
 
     def drain(conn: psycopg.Connection) -> None:
         for _ in range(60):  # jobs of a worker that died are reclaimed once their 1 s lease runs out
