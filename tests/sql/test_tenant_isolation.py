@@ -6,6 +6,7 @@ it made and asserts 0 foreign rows returned, 0 foreign rows changed, 0 secrets r
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterator
 
@@ -394,3 +395,26 @@ def test_no_function_is_executable_by_public_and_no_view_runs_as_its_owner(db):
         """
     ).fetchall()
     assert owners == []
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        ("select memory.set_secret('Bad Name', 'k', 'https://x.example')", "secret name must be lower-case letters"),
+        ("select memory.set_secret('k', '', 'https://x.example')", "secret k needs a value"),
+        ("select memory.set_secret('k', 'v', 'ftp://x.example')", "needs the http or https URL it is for, got ftp"),
+        ("select memory.set_secret('k', 'v', 'file:///etc/passwd')", "needs the http or https URL it is for"),
+        ("select memory.bind_tenant_role('postgres', '')", "tenant_id must be 1 to 200 characters"),
+        ("select memory.bind_tenant_role('no_such_role_here', 'acme')", 'role "no_such_role_here" does not exist'),
+        (
+            "insert into memory.config (tenant_id, key, value) values (repeat('t', 201), 'bm25_k1', '1')",
+            "memory.config tenant_id must be empty (every tenant) or at most 200 characters",
+        ),
+    ],
+)
+def test_bad_administration_input_is_refused_by_name(db, call, error):
+    with pytest.raises(psycopg.Error, match=re.escape(error)):
+        db.execute(call)
+    db.rollback()
+    assert db.execute("select count(*) from memory._secrets").fetchone()[0] == 0
+    assert db.execute("select count(*) from memory.tenant_roles").fetchone()[0] == 0
