@@ -24,10 +24,10 @@ begin
         inner join pg_catalog.pg_extension as e on d.refobjid = e.oid
         where e.extname = 'agent_memory' and p.prokind <> 'p'
             and p.oid <> all(array[
-                'memory._bm25_term(float8, float8, float8, float8, float8, float8)'::regprocedure,
-                'memory._chunk_bm25(tsvector, integer, integer, text[], float8[], float8, float8, float8, float8)'
+                'memory_internal._bm25_term(float8, float8, float8, float8, float8, float8)'::regprocedure,
+                'memory_internal._chunk_bm25(tsvector, integer, integer, text[], float8[], float8, float8, float8, float8)'
                 ::regprocedure,
-                'memory._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, text[], text)'::regprocedure
+                'memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, text[], text)'::regprocedure
             ])
             and not exists (select from memory.signals as s where to_regprocedure(s.function) = p.oid)
     loop
@@ -48,23 +48,25 @@ do $grants$
 declare
     v_view regclass;
 begin
-    revoke all on all functions in schema memory from public;
-    revoke all on all procedures in schema memory from public;
-    revoke all on all tables in schema memory from public;
-    grant usage on schema memory to memory_tenant, memory_app, memory_admin;
+    revoke all on all functions in schema memory, memory_internal from public;
+    revoke all on all procedures in schema memory, memory_internal from public;
+    revoke all on all tables in schema memory, memory_internal from public;
+    revoke all on schema memory_internal from public;
+    revoke all on all tables in schema memory_internal from memory_tenant, memory_app, memory_admin;
+    grant usage on schema memory, memory_internal to memory_tenant, memory_app, memory_admin;
     grant memory_tenant to memory_app;
     grant memory_app to memory_admin;
-    grant execute on all functions in schema memory to memory_tenant;
-    grant execute on all procedures in schema memory to memory_tenant;
+    -- The public functions run with the caller's privileges and call the internal ones.
+    grant execute on all functions in schema memory, memory_internal to memory_tenant;
+    grant execute on all procedures in schema memory, memory_internal to memory_tenant;
     revoke execute on function memory.set_secret(text, text, text), memory.bind_tenant_role(regrole, text),
     memory.define_signal(text, text, regprocedure, double precision, text) from memory_tenant;
     grant execute on function memory.set_secret(text, text, text), memory.bind_tenant_role(regrole, text),
     memory.define_signal(text, text, regprocedure, double precision, text) to memory_admin;
     grant select, insert, update, delete on all tables in schema memory to memory_tenant;
     grant usage on all sequences in schema memory to memory_tenant;
-    revoke insert, update, delete on memory.config, memory.signals, memory.tenant_roles, memory.embedding_models,
-    memory._migration from memory_tenant;
-    revoke all on memory._secrets from memory_tenant;
+    revoke insert, update, delete on memory.config, memory.signals, memory.tenant_roles, memory.embedding_models
+    from memory_tenant;
     grant insert, update, delete on memory.config, memory.signals, memory.tenant_roles to memory_admin;
     for v_view in select c.oid::regclass from pg_catalog.pg_class as c
         where c.relnamespace = 'memory'::regnamespace and c.relkind = 'v'

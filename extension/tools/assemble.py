@@ -2,7 +2,7 @@
 """Assembles the extension's install and upgrade scripts from sql/.
 
 One script serves every path: sql/head.sql, then each sql/incremental/NNN-*.sql wrapped so it runs
-once per database (recorded with its sha256 in memory._migration), then every
+once per database (recorded with its sha256 in memory_internal._migration), then every
 sql/idempotent/NNN-*.sql (create or replace, re-run on each install and upgrade), then sql/tail.sql.
 The same text is written as agent_memory--X.sql and as agent_memory--P--X.sql for each released
 version P in extension/released/, so an upgrade runs exactly what a fresh install runs.
@@ -24,7 +24,8 @@ SQL = ROOT / "sql"
 EXTENSION = ROOT / "extension"
 BODY_TAG = "$migration_body$"
 GUARD = '\\echo Use "CREATE EXTENSION agent_memory" to load this file. \\quit'
-RECORDED = re.compile(r"select memory\._apply_migration\(\s*'([^']+)',\s*'([0-9a-f]{64})'")
+# Releases before 0.3.0 kept the function in schema memory.
+RECORDED = re.compile(r"select memory(?:_internal)?\._apply_migration\(\s*'([^']+)',\s*'([0-9a-f]{64})'")
 
 
 class BuildError(Exception):
@@ -83,7 +84,7 @@ def migration_call(path: Path, version: str) -> str:
         raise BuildError(f"{path} contains {BODY_TAG}, which the build uses to quote it")
     return (
         f"-- sql/incremental/{path.name}\n"
-        f"select memory._apply_migration('{path.name}', '{sha256(body)}', '{version}', {BODY_TAG}\n"
+        f"select memory_internal._apply_migration('{path.name}', '{sha256(body)}', '{version}', {BODY_TAG}\n"
         f"{body.rstrip()}\n{BODY_TAG});\n"
     )
 

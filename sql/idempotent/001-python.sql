@@ -1,7 +1,7 @@
 -- Loads the in-database Python package (agent_memory_db) once per backend.
 -- It lives in a versioned directory outside the system's site-packages; a package of another
 -- release than this SQL is a clear error, never a silent mix.
-create or replace function memory._load_python() returns void
+create or replace function memory_internal._load_python() returns void
 language plpython3u
 as $$
 version, python_dir = "@extversion@", "@python_dir@"
@@ -27,5 +27,5 @@ openai_compat.wait = lambda seconds: plpy.execute("select pg_catalog.pg_sleep(%f
 GD["agent_memory_version"] = version
 $$;
 
-comment on function memory._load_python() is
+comment on function memory_internal._load_python() is
 'Internal: puts the versioned agent_memory_db package on sys.path and checks it matches this SQL.';

@@ -4,7 +4,7 @@
 -- Whether the login of this session administers agent_memory (a superuser or a member of memory_admin).
 -- It reads session_user, which `set role` does not change and a security definer function does not
 -- either, so it means the same inside one.
-create or replace function memory._administers() returns boolean
+create or replace function memory_internal._administers() returns boolean
 language sql
 stable parallel safe
 as $$
@@ -12,7 +12,7 @@ as $$
            or pg_catalog.pg_has_role(session_user, 'memory_admin', 'member')
 $$;
 
-comment on function memory._administers() is
+comment on function memory_internal._administers() is
 'Internal: whether the session''s login is a superuser or a member of memory_admin.';
 
 -- The tenant of this session. A role bound to a tenant in memory.tenant_roles (the role in use, else the
@@ -36,9 +36,9 @@ begin
     if found then
         return v_tenant;
     end if;
-    -- Who may choose is decided by the login, as for memory._administers(): the same inside a function
+    -- Who may choose is decided by the login, as for memory_internal._administers(): the same inside a function
     -- that runs as the owner.
-    if not (memory._administers() or pg_catalog.pg_has_role(session_user, 'memory_app', 'member')) then
+    if not (memory_internal._administers() or pg_catalog.pg_has_role(session_user, 'memory_app', 'member')) then
         raise exception 'agent_memory: role % has no tenant', current_user
             using hint = 'memory_admin binds it with memory.bind_tenant_role(role, tenant) (it needs '
                          'memory_tenant), or grants it memory_app to let it choose one with set memory.tenant_id';
@@ -84,4 +84,4 @@ alter table memory.tenant_roles enable row level security;
 alter table memory.tenant_roles force row level security;
 drop policy if exists own_binding on memory.tenant_roles;
 create policy own_binding on memory.tenant_roles
-using (role_name in (current_user, session_user) or memory._administers());
+using (role_name in (current_user, session_user) or memory_internal._administers());

@@ -122,36 +122,36 @@ comment on function memory.setting_definitions() is
 
 -- What the functions that run as the owner (to read a key) use as settings: the ones they are given
 -- when the login administers, else the session's own, checked, whatever the caller passed them.
-create or replace function memory._trusted_settings(settings jsonb) returns jsonb
+create or replace function memory_internal._trusted_settings(settings jsonb) returns jsonb
 language sql
 stable
 as $$
-    select case when memory._administers() then settings else memory._settings_json() end
+    select case when memory_internal._administers() then settings else memory_internal._settings_json() end
 $$;
 
-comment on function memory._trusted_settings(jsonb) is
+comment on function memory_internal._trusted_settings(jsonb) is
 'Internal: the given settings if the login administers, else the settings in force (checked), for owner-run '
 'functions.';
 
 -- A value of an administrator's setting from a session or a call: refused unless the login administers.
-create or replace function memory._check_set_by(p_key text, p_where text) returns void
+create or replace function memory_internal._check_set_by(p_key text, p_where text) returns void
 language plpgsql
 stable
 as $$
 begin
     if exists (select from memory.setting_definitions() as s where s.key = p_key and s.set_by = 'admin')
-        and not memory._administers() then
+        and not memory_internal._administers() then
         raise exception 'agent_memory: setting "%" is the administrator''s; % cannot change it', p_key, p_where
             using hint = 'memory_admin sets it in memory.config';
     end if;
 end
 $$;
 
-comment on function memory._check_set_by(text, text) is
+comment on function memory_internal._check_set_by(text, text) is
 'Internal: refuses a session''s or a call''s value of an administrator''s setting unless the login administers.';
 
 -- The value checked against its definition; raises an error that names the key and the problem.
-create or replace function memory._validated_setting(p_key text, p_value jsonb) returns jsonb
+create or replace function memory_internal._validated_setting(p_key text, p_value jsonb) returns jsonb
 language plpgsql
 stable
 as $$
@@ -198,14 +198,14 @@ begin
 end
 $$;
 
-comment on function memory._validated_setting(text, jsonb) is
+comment on function memory_internal._validated_setting(text, jsonb) is
 'Internal: checks a setting value against memory.setting_definitions().';
 
-create or replace function memory._config_validate() returns trigger
+create or replace function memory_internal._config_validate() returns trigger
 language plpgsql
 as $$
 begin
-    new.value := memory._validated_setting(new.key, new.value);
+    new.value := memory_internal._validated_setting(new.key, new.value);
     if new.tenant_id is null or length(new.tenant_id) > 200 then
         raise exception 'agent_memory: memory.config tenant_id must be empty (every tenant) or at most 200 characters';
     end if;
@@ -215,15 +215,15 @@ begin
 end
 $$;
 
-comment on function memory._config_validate() is
+comment on function memory_internal._config_validate() is
 'Internal: trigger that rejects unknown keys and ill-typed values in memory.config.';
 
 drop trigger if exists config_validate on memory.config;
 create trigger config_validate before insert or update on memory.config
-for each row execute function memory._config_validate();
+for each row execute function memory_internal._config_validate();
 
 -- A session setting (`set memory.<key> = '...'`) as JSON of the setting's type.
-create or replace function memory._session_setting(p_key text) returns jsonb
+create or replace function memory_internal._session_setting(p_key text) returns jsonb
 language plpgsql
 stable
 as $$
@@ -234,20 +234,20 @@ begin
     if v_raw is null or v_raw = '' then
         return null;
     end if;
-    perform memory._check_set_by(p_key, 'a session (set memory.' || p_key || ')');
+    perform memory_internal._check_set_by(p_key, 'a session (set memory.' || p_key || ')');
     select s.value_type into v_type from memory.setting_definitions() as s where s.key = p_key;
     if v_type = 'string' then
-        return memory._validated_setting(p_key, to_jsonb(v_raw));
+        return memory_internal._validated_setting(p_key, to_jsonb(v_raw));
     end if;
     begin
-        return memory._validated_setting(p_key, v_raw::jsonb);
+        return memory_internal._validated_setting(p_key, v_raw::jsonb);
     exception when invalid_text_representation then
         raise exception 'agent_memory: session setting memory.% is not a valid %: %', p_key, v_type, v_raw;
     end;
 end
 $$;
 
-comment on function memory._session_setting(text) is
+comment on function memory_internal._session_setting(text) is
 'Internal: the value of `set memory.<key>` in this session, validated, or null.';
 
 -- The value in force for this session. Defaults are valid by construction and are not checked again.
@@ -256,7 +256,7 @@ language plpgsql
 stable
 as $$
 declare
-    v_value jsonb := memory._session_setting(p_key);
+    v_value jsonb := memory_internal._session_setting(p_key);
 begin
     if v_value is not null then
         return v_value;
@@ -304,7 +304,7 @@ left join lateral (
     order by c.tenant_id desc
     limit 1
 ) as c on true
-cross join lateral (select memory._session_setting(s.key) as value) as session_value;
+cross join lateral (select memory_internal._session_setting(s.key) as value) as session_value;
 
 comment on view memory.settings is
 'Every setting with the value in force for this session and where it comes from (session, tenant = '

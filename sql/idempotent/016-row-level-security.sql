@@ -19,7 +19,7 @@ begin
         execute format('drop policy if exists tenant_isolation on %s', v_table);
         execute format(
             'create policy tenant_isolation on %s '
-            'using (tenant_id = (select memory.current_tenant()) or (select memory._administers()))',
+            'using (tenant_id = (select memory.current_tenant()) or (select memory_internal._administers()))',
             v_table
         );
     end loop;
@@ -31,4 +31,4 @@ alter table memory.config enable row level security;
 alter table memory.config force row level security;
 drop policy if exists tenant_settings on memory.config;
 create policy tenant_settings on memory.config
-using (tenant_id in ('', (select memory.current_tenant())) or (select memory._administers()));
+using (tenant_id in ('', (select memory.current_tenant())) or (select memory_internal._administers()));

@@ -19,7 +19,7 @@ pgvector_version = plpy.execute(
 embedder = plpy.execute("select memory.setting('embedder') #>> '{}' as e")[0]["e"]
 python = "%d.%d.%d" % sys.version_info[:3]
 try:
-    plpy.execute("select memory._load_python()")
+    plpy.execute("select memory_internal._load_python()")
 except plpy.SPIError as exc:
     return [(extension_version, pgvector_version, None, python, embedder, False, None, str(exc))]
 import agent_memory_db

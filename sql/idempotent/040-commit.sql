@@ -3,7 +3,7 @@
 -- session appends only its new turns. Bad input raises an error naming the message and stores nothing.
 
 -- The first problem with one message (a JSON object, as jsonb), or null when it is acceptable.
-create or replace function memory._message_problem(message jsonb, max_chars integer, dimensions integer)
+create or replace function memory_internal._message_problem(message jsonb, max_chars integer, dimensions integer)
 returns text
 language sql
 immutable parallel safe
@@ -23,9 +23,9 @@ as $$
             where jsonb_typeof(part) <> 'string'
                 and (jsonb_typeof(part) <> 'object' or jsonb_typeof(part -> 'text') is distinct from 'string')
         ) then 'has a content part that is not text (a string or an object with "text")'
-        when length(message::text) > max_chars and length(memory._message_text(message)) > max_chars
+        when length(message::text) > max_chars and length(memory_internal._message_text(message)) > max_chars
             then format('is %s characters long, over the limit of %s (setting max_message_chars)',
-                        length(memory._message_text(message)), max_chars)
+                        length(memory_internal._message_text(message)), max_chars)
         when message -> 'id' is not null and jsonb_typeof(message -> 'id') not in ('string', 'number')
             then 'has an id that is neither a string nor a number'
         when length(message ->> 'id') > 1000 then 'has an id over 1000 characters'
@@ -49,11 +49,11 @@ as $$
     end
 $$;
 
-comment on function memory._message_problem(jsonb, integer, integer) is
+comment on function memory_internal._message_problem(jsonb, integer, integer) is
 'Internal: what is wrong with one message given to memory.commit, or null.';
 
 -- A message's text: the content string, or its text parts joined by newlines.
-create or replace function memory._message_text(message jsonb) returns text
+create or replace function memory_internal._message_text(message jsonb) returns text
 language sql
 immutable parallel safe
 as $$
@@ -67,12 +67,12 @@ as $$
     end
 $$;
 
-comment on function memory._message_text(jsonb) is
+comment on function memory_internal._message_text(jsonb) is
 'Internal: the text of a message''s content (a string, or text parts joined by newlines).';
 
 -- Identifiers (session and agent ids, sources, models, kinds) are keys of btree indexes: at most 1,000
 -- characters, refused by name beyond that.
-create or replace function memory._check_identifier(field text, value text) returns void
+create or replace function memory_internal._check_identifier(field text, value text) returns void
 language plpgsql
 immutable
 as $$
@@ -84,11 +84,11 @@ begin
 end
 $$;
 
-comment on function memory._check_identifier(text, text) is
+comment on function memory_internal._check_identifier(text, text) is
 'Internal: refuses an identifier (session_id, agent_id, ...) over 1,000 characters, naming it.';
 
 -- Whether a JSON value converts to jsonb (it does not when it holds the escape of a NUL character).
-create or replace function memory._parses_as_jsonb(value json) returns boolean
+create or replace function memory_internal._parses_as_jsonb(value json) returns boolean
 language plpgsql
 immutable
 as $$
@@ -100,7 +100,7 @@ exception when untranslatable_character then
 end
 $$;
 
-comment on function memory._parses_as_jsonb(json) is
+comment on function memory_internal._parses_as_jsonb(json) is
 'Internal: whether a JSON value converts to jsonb (false when it holds a NUL character).';
 
 create or replace function memory.commit(
@@ -161,16 +161,16 @@ begin
     exception when untranslatable_character then
         select m.n - 1 as index into v_problem
         from json_array_elements(commit.messages) with ordinality as m (message, n)
-        where not memory._parses_as_jsonb(m.message)
+        where not memory_internal._parses_as_jsonb(m.message)
         order by m.n
         limit 1;
         raise exception 'agent_memory: message % contains a NUL character (\u0000)', v_problem.index
             using errcode = 'invalid_parameter_value';
     end;
-    perform memory._check_identifier('session_id', commit.session_id);
-    perform memory._check_identifier('agent_id', commit.agent_id);
-    perform memory._check_identifier('source', commit.source);
-    perform memory._check_identifier('model', commit.model);
+    perform memory_internal._check_identifier('session_id', commit.session_id);
+    perform memory_internal._check_identifier('agent_id', commit.agent_id);
+    perform memory_internal._check_identifier('source', commit.source);
+    perform memory_internal._check_identifier('model', commit.model);
     if commit.tokens_in < 0 or commit.tokens_out < 0 then
         raise exception 'agent_memory: commit''s tokens_in and tokens_out must not be negative'
             using errcode = 'invalid_parameter_value';
@@ -181,7 +181,7 @@ begin
         select m.n - 1 as index,
                case
                    when jsonb_typeof(m.message) is distinct from 'object' then 'is not a JSON object'
-                   else memory._message_problem(m.message, v_max_chars, v_dimensions)
+                   else memory_internal._message_problem(m.message, v_max_chars, v_dimensions)
                end as problem
         from jsonb_array_elements(v_messages) with ordinality as m (message, n)
     ) as p
@@ -253,7 +253,7 @@ begin
         from jsonb_array_elements(v_messages) with ordinality as m (message, n)
     ),
     texts as (
-        select p.index, p.message, p.message ->> 'id' as message_id, memory._message_text(p.message) as content
+        select p.index, p.message, p.message ->> 'id' as message_id, memory_internal._message_text(p.message) as content
         from parsed as p
     ),
     incoming as (
@@ -307,7 +307,7 @@ begin
             where j.tenant_id = v_tenant and j.kind = 'enrich' and j.session_key = v_session and j.status = 'queued';
         end if;
     elsif v_added > 0 and v_enrich = 'now' then
-        perform memory._enrich_session(v_tenant, v_session);
+        perform memory_internal._enrich_session(v_tenant, v_session);
     end if;
 
     return query select v_session, v_created, v_added, v_job, v_partial;

@@ -4,7 +4,7 @@
 -- Every setting in force, as one JSON object (what the Python side reads).
 -- plpgsql, not sql: its plan is kept for the session (a sql function called from plpgsql is planned again
 -- on every call, which cost more than the query itself).
-create or replace function memory._settings_json() returns jsonb
+create or replace function memory_internal._settings_json() returns jsonb
 language plpgsql
 stable
 as $$
@@ -13,7 +13,7 @@ begin
 end
 $$;
 
-comment on function memory._settings_json() is 'Internal: every setting in force as one JSON object.';
+comment on function memory_internal._settings_json() is 'Internal: every setting in force as one JSON object.';
 
 -- Stores a secret (such as openai_api_key) where only the extension's owner can read it, for one origin
 -- (scheme://host[:port]): it is sent to no other, nor over another scheme. The origin is the one of
@@ -44,7 +44,7 @@ begin
             coalesce(v_url, 'none')
             using hint = 'pass it: memory.set_secret(name, value, ''https://api.example.com'')';
     end if;
-    insert into memory._secrets as s (name, value, origin) values (set_secret.name, set_secret.value, v_origin)
+    insert into memory_internal._secrets as s (name, value, origin) values (set_secret.name, set_secret.value, v_origin)
     on conflict on constraint _secrets_pkey do update set value = excluded.value, origin = excluded.origin;
 end
 $$;
@@ -54,10 +54,10 @@ comment on function memory.set_secret(text, text, text) is
 '''https://api.openai.com''); without a URL, the origin of the endpoint configured now. It is sent to no '
 'other scheme, host or port, and readable by no role but the owner.';
 
-comment on column memory._secrets.origin is 'The only origin (scheme://host[:port]) the secret is sent to.';
+comment on column memory_internal._secrets.origin is 'The only origin (scheme://host[:port]) the secret is sent to.';
 
--- The embedding model that settings (as from memory._settings_json()) choose; no row for embedder = none.
-create or replace function memory._embedding_model(settings jsonb)
+-- The embedding model that settings (as from memory_internal._settings_json()) choose; no row for embedder = none.
+create or replace function memory_internal._embedding_model(settings jsonb)
 returns table (provider text, model text, dimensions integer)
 language sql
 immutable
@@ -76,34 +76,34 @@ as $$
     where settings ->> 'embedder' <> 'none'
 $$;
 
-comment on function memory._embedding_model(jsonb) is
+comment on function memory_internal._embedding_model(jsonb) is
 'Internal: the embedding model that the given settings choose.';
 
 create or replace function memory.embedding_model()
 returns table (provider text, model text, dimensions integer)
 language sql
 stable
-as $$ select * from memory._embedding_model(memory._settings_json()) $$;
+as $$ select * from memory_internal._embedding_model(memory_internal._settings_json()) $$;
 
 comment on function memory.embedding_model() is
 'The embedding model the settings choose (provider, model, dimensions); no row when embedder = none.';
 
 -- Runs as the owner so the endpoint's key can be read; it returns only vectors. The key goes only to the
 -- origin it was stored for, and which endpoint and model are used is the administrator's choice (settings
--- set_by admin: a session's value of one counts only for memory_admin, see memory._check_set_by).
-create or replace function memory._embed_texts(texts text[], settings jsonb) returns vector[]
+-- set_by admin: a session's value of one counts only for memory_admin, see memory_internal._check_set_by).
+create or replace function memory_internal._embed_texts(texts text[], settings jsonb) returns vector[]
 language plpython3u
 security definer
 as $$
 if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory._load_python()")
+    plpy.execute("select memory_internal._load_python()")
 import json
 from agent_memory_db import embedding, secrets
-config = json.loads(plpy.execute(plpy.prepare("select memory._trusted_settings($1) as s", ["jsonb"]), [settings])[0]["s"])
+config = json.loads(plpy.execute(plpy.prepare("select memory_internal._trusted_settings($1) as s", ["jsonb"]), [settings])[0]["s"])
 try:
     key = None
     if config["embedder"] == "openai":
-        rows = plpy.execute("select value, origin from memory._secrets where name = 'openai_api_key'")
+        rows = plpy.execute("select value, origin from memory_internal._secrets where name = 'openai_api_key'")
         stored = (rows[0]["value"], rows[0]["origin"]) if rows else None
         key = secrets.key_for("openai_api_key", config["openai_base_url"], stored)
     # Between batches a cancel or statement timeout takes effect (pg_sleep checks for interrupts).
@@ -115,19 +115,19 @@ except Exception as exc:
 return [embedding.as_pgvector(v) for v in vectors]
 $$;
 
-comment on function memory._embed_texts(text[], jsonb) is
+comment on function memory_internal._embed_texts(text[], jsonb) is
 'Internal: embeds texts with the embedder the given settings choose.';
 
 create or replace function memory.embed(texts text[]) returns vector[]
 language sql
 stable
-as $$ select memory._embed_texts(texts, memory._settings_json()) $$;
+as $$ select memory_internal._embed_texts(texts, memory_internal._settings_json()) $$;
 
 comment on function memory.embed(text[]) is
 'Vectors for texts with the configured embedder (the local model by default), in the same order.';
 
 -- A partial HNSW index for one model's vectors (each model has its own dimensions).
-create or replace function memory._ensure_vector_index(model text, dimensions integer) returns void
+create or replace function memory_internal._ensure_vector_index(model text, dimensions integer) returns void
 language plpgsql
 as $$
 declare
@@ -147,8 +147,8 @@ begin
 end
 $$;
 
-comment on function memory._ensure_vector_index(text, integer) is
+comment on function memory_internal._ensure_vector_index(text, integer) is
 'Internal: creates the partial HNSW indexes (chunks and sessions) for one embedding model.';
 
 -- The default model's indexes ship with the extension.
-select memory._ensure_vector_index('all-MiniLM-L6-v2', 384);
+select memory_internal._ensure_vector_index('all-MiniLM-L6-v2', 384);

@@ -2,16 +2,17 @@
 -- (memory.speakers), kept current by triggers so recall reads them instead of counting.
 
 -- How many lexeme occurrences a tsvector holds: a chunk's length for BM25.
-create or replace function memory._tsv_length(tsv tsvector) returns integer
+create or replace function memory_internal._tsv_length(tsv tsvector) returns integer
 language sql
 immutable strict parallel safe
 as $$ select coalesce(sum(coalesce(cardinality(u.positions), 1)), 0)::integer from unnest(tsv) as u $$;
 
-comment on function memory._tsv_length(tsvector) is 'Internal: the number of lexeme occurrences in a tsvector.';
+comment on function memory_internal._tsv_length(tsvector) is
+'Internal: the number of lexeme occurrences in a tsvector.';
 
 -- Adds (sign 1) or removes (sign -1) chunks from the statistics. Rows are touched in key order so
 -- that concurrent enrichments lock them in the same order.
-create or replace function memory._count_chunks(
+create or replace function memory_internal._count_chunks(
     tenants text[], agents text[], lengths integer[], tsvs tsvector[], sign integer
 ) returns void
 language sql
@@ -39,20 +40,20 @@ as $$
     where sign < 0 and l.chunks <= 0 and l.tenant_id = any(tenants) and l.agent_id = any(agents);
 $$;
 
-comment on function memory._count_chunks(text[], text[], integer[], tsvector[], integer) is
+comment on function memory_internal._count_chunks(text[], text[], integer[], tsvector[], integer) is
 'Internal: adds or removes chunks from the BM25 statistics (memory.lexicon, memory.corpus).';
 
-create or replace function memory._chunks_changed() returns trigger
+create or replace function memory_internal._chunks_changed() returns trigger
 language plpgsql
 as $$
 begin
     if tg_op in ('DELETE', 'UPDATE') then
-        perform memory._count_chunks(array_agg(o.tenant_id), array_agg(o.agent_id), array_agg(o.length),
+        perform memory_internal._count_chunks(array_agg(o.tenant_id), array_agg(o.agent_id), array_agg(o.length),
                                      array_agg(o.tsv), -1)
         from old_chunks as o having count(*) > 0;
     end if;
     if tg_op in ('INSERT', 'UPDATE') then
-        perform memory._count_chunks(array_agg(n.tenant_id), array_agg(n.agent_id), array_agg(n.length),
+        perform memory_internal._count_chunks(array_agg(n.tenant_id), array_agg(n.agent_id), array_agg(n.length),
                                      array_agg(n.tsv), 1)
         from new_chunks as n having count(*) > 0;
     end if;
@@ -60,24 +61,24 @@ begin
 end
 $$;
 
-comment on function memory._chunks_changed() is 'Internal: trigger that keeps the BM25 statistics current.';
+comment on function memory_internal._chunks_changed() is 'Internal: trigger that keeps the BM25 statistics current.';
 
 drop trigger if exists chunks_counted_insert on memory.chunks;
 create trigger chunks_counted_insert after insert on memory.chunks
 referencing new table as new_chunks
-for each statement execute function memory._chunks_changed();
+for each statement execute function memory_internal._chunks_changed();
 
 drop trigger if exists chunks_counted_update on memory.chunks;
 create trigger chunks_counted_update after update on memory.chunks
 referencing old table as old_chunks new table as new_chunks
-for each statement execute function memory._chunks_changed();
+for each statement execute function memory_internal._chunks_changed();
 
 drop trigger if exists chunks_counted_delete on memory.chunks;
 create trigger chunks_counted_delete after delete on memory.chunks
 referencing old table as old_chunks
-for each statement execute function memory._chunks_changed();
+for each statement execute function memory_internal._chunks_changed();
 
-create or replace function memory._turns_added() returns trigger
+create or replace function memory_internal._turns_added() returns trigger
 language plpgsql
 as $$
 begin
@@ -89,9 +90,9 @@ begin
 end
 $$;
 
-comment on function memory._turns_added() is 'Internal: trigger that records the speakers of new turns.';
+comment on function memory_internal._turns_added() is 'Internal: trigger that records the speakers of new turns.';
 
 drop trigger if exists turns_speakers on memory.turns;
 create trigger turns_speakers after insert on memory.turns
 referencing new table as new_turns
-for each statement execute function memory._turns_added();
+for each statement execute function memory_internal._turns_added();

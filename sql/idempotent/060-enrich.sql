@@ -3,35 +3,35 @@
 
 -- The chunks the indexing settings produce for a session's turns: each chunk's own text, and for a
 -- turn's first chunk the preceding turns' text as context with the key of the turn just before it.
-create or replace function memory._chunk_turns(turns jsonb, settings jsonb)
+create or replace function memory_internal._chunk_turns(turns jsonb, settings jsonb)
 returns table (turn_key bigint, chunk_no integer, text text, context text, context_turn_key bigint)
 language plpython3u
 volatile
 as $$
 if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory._load_python()")
+    plpy.execute("select memory_internal._load_python()")
 import json
 from agent_memory_db import indexing
 chunks = indexing.index_chunks(json.loads(turns), indexing.policy_from_settings(json.loads(settings)))
 return [(c.turn_key, c.chunk_no, c.text, c.context, c.context_turn_key) for c in chunks]
 $$;
 
-comment on function memory._chunk_turns(jsonb, jsonb) is
+comment on function memory_internal._chunk_turns(jsonb, jsonb) is
 'Internal: the chunks to index for a session''s turns (noise filtered, long turns split, context beside).';
 
-create or replace function memory._summarize_turns(turns jsonb, settings jsonb)
+create or replace function memory_internal._summarize_turns(turns jsonb, settings jsonb)
 returns table (method text, summary text, decisions jsonb, open_loops jsonb)
 language plpython3u
 security definer
 as $$
 if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory._load_python()")
+    plpy.execute("select memory_internal._load_python()")
 import json
 from agent_memory_db import embedding, openai_compat, secrets, summarize
 messages = json.loads(turns)
-config = json.loads(plpy.execute(plpy.prepare("select memory._trusted_settings($1) as s", ["jsonb"]), [settings])[0]["s"])
+config = json.loads(plpy.execute(plpy.prepare("select memory_internal._trusted_settings($1) as s", ["jsonb"]), [settings])[0]["s"])
 if config["summarizer"] == "llm":
-    rows = plpy.execute("select value, origin from memory._secrets where name = 'openai_api_key'")
+    rows = plpy.execute("select value, origin from memory_internal._secrets where name = 'openai_api_key'")
     stored = (rows[0]["value"], rows[0]["origin"]) if rows else None
     try:
         key = secrets.key_for("openai_api_key", config["openai_base_url"], stored)
@@ -45,14 +45,14 @@ else:
 return [(result.method, result.text, json.dumps(result.decisions), json.dumps(result.open_loops))]
 $$;
 
-comment on function memory._summarize_turns(jsonb, jsonb) is
+comment on function memory_internal._summarize_turns(jsonb, jsonb) is
 'Internal: a session summary with decisions and open loops, extractive or from the llm endpoint.';
 
-create or replace function memory._enrich_session(tenant text, session bigint) returns void
+create or replace function memory_internal._enrich_session(tenant text, session bigint) returns void
 language plpgsql
 as $$
 declare
-    v_settings jsonb := memory._settings_json();
+    v_settings jsonb := memory_internal._settings_json();
     v_config regconfig := (v_settings ->> 'text_search_config')::regconfig;
     v_model record;
     v_turns jsonb;
@@ -76,9 +76,9 @@ begin
     into v_turns, v_source
     from memory.turns as t where t.tenant_id = tenant and t.session_key = session;
 
-    select * into v_model from memory._embedding_model(v_settings);
+    select * into v_model from memory_internal._embedding_model(v_settings);
     if v_model is not null then
-        perform memory._register_model();
+        perform memory_internal._register_model();
     end if;
 
     -- The model and summarizer run first, so that the writes below (whose BM25 statistics rows other
@@ -86,7 +86,7 @@ begin
     select coalesce(array_agg(n.turn_key), '{}'), coalesce(array_agg(n.chunk_no), '{}'), coalesce(array_agg(n.text), '{}'),
            coalesce(array_agg(n.context), '{}'), coalesce(array_agg(n.context_turn_key), '{}')
     into v_chunk_keys, v_chunk_nos, v_chunk_texts, v_chunk_contexts, v_chunk_context_keys
-    from memory._chunk_turns(v_turns, v_settings) as n;
+    from memory_internal._chunk_turns(v_turns, v_settings) as n;
     if v_model is not null and v_model.provider <> 'client' then
         select array_agg(n.text), array_agg(n.turn_key), array_agg(n.chunk_no) into v_texts, v_keys, v_chunks
         from unnest(v_chunk_keys, v_chunk_nos, v_chunk_texts) as n (turn_key, chunk_no, text)
@@ -96,7 +96,7 @@ begin
                 and e.model = v_model.model and e.text_sha256 = sha256(convert_to(n.text, 'UTF8'))
         );
         if v_texts is not null then
-            v_vectors := memory._embed_texts(v_texts, v_settings);
+            v_vectors := memory_internal._embed_texts(v_texts, v_settings);
         end if;
     end if;
     if v_settings ->> 'summarizer' <> 'none' and not exists (
@@ -104,7 +104,7 @@ begin
         where s.tenant_id = tenant and s.session_key = session
             and (s.method = 'caller' or s.source_sha256 = v_source)
     ) then
-        select * into v_summary from memory._summarize_turns(v_turns, v_settings);
+        select * into v_summary from memory_internal._summarize_turns(v_turns, v_settings);
         v_summarized := true;
     end if;
 
@@ -115,13 +115,13 @@ begin
             select from unnest(v_chunk_keys, v_chunk_nos) as n (turn_key, chunk_no)
             where n.turn_key = c.turn_key and n.chunk_no = c.chunk_no
         );
-    -- The own words keep tsvector weight D (the default), the context is weight C: memory._chunk_bm25
+    -- The own words keep tsvector weight D (the default), the context is weight C: memory_internal._chunk_bm25
     -- weighs them apart. Only chunks whose text, context or full-text vector changed are written.
     insert into memory.chunks as c (tenant_id, turn_key, chunk_no, session_key, agent_id, text, text_sha256, tsv,
                                     length, context_turn_key, context_length)
     select tenant, n.turn_key, n.chunk_no, session, t.agent_id, n.text, sha256(convert_to(n.text, 'UTF8')),
-           v.own || setweight(v.context, 'C'), memory._tsv_length(v.own), n.context_turn_key,
-           memory._tsv_length(v.context)
+           v.own || setweight(v.context, 'C'), memory_internal._tsv_length(v.own), n.context_turn_key,
+           memory_internal._tsv_length(v.context)
     from unnest(v_chunk_keys, v_chunk_nos, v_chunk_texts, v_chunk_contexts, v_chunk_context_keys)
         as n (turn_key, chunk_no, text, context, context_turn_key)
     inner join memory.turns as t on t.tenant_id = tenant and n.turn_key = t.turn_key
@@ -153,7 +153,7 @@ begin
             on conflict (tenant_id, turn_key, chunk_no, model) do update
             set text_sha256 = excluded.text_sha256, embedding = excluded.embedding;
         end if;
-        perform memory._mark_ready_if_complete(v_model.model);
+        perform memory_internal._mark_ready_if_complete(v_model.model);
     end if;
 
     if v_summarized then
@@ -168,16 +168,16 @@ begin
     end if;
 
     if v_model is not null then
-        perform memory._embed_session(tenant, session, v_model.model);
+        perform memory_internal._embed_session(tenant, session, v_model.model);
     end if;
 end
 $$;
 
-comment on function memory._enrich_session(text, bigint) is
+comment on function memory_internal._enrich_session(text, bigint) is
 'Internal: enriches one session (chunks, embeddings, summary, session embedding), skipping unchanged work.';
 
 -- The session's vector: the normalized mean of its chunks' vectors under one model (no model call).
-create or replace function memory._embed_session(tenant text, session bigint, model text) returns void
+create or replace function memory_internal._embed_session(tenant text, session bigint, model text) returns void
 language sql
 as $$
     insert into memory.session_embeddings as e (tenant_id, session_key, model, text_sha256, embedding)
@@ -194,11 +194,11 @@ as $$
     where e.text_sha256 <> excluded.text_sha256
 $$;
 
-comment on function memory._embed_session(text, bigint, text) is
+comment on function memory_internal._embed_session(text, bigint, text) is
 'Internal: a session''s vector under one model, the normalized mean of its chunks'' vectors.';
 
 -- The key of this tenant's session of an agent; an unknown one is an error that names it.
-create or replace function memory._session_key(session_id text, agent_id text) returns bigint
+create or replace function memory_internal._session_key(session_id text, agent_id text) returns bigint
 language plpgsql
 stable
 as $$
@@ -216,7 +216,7 @@ begin
 end
 $$;
 
-comment on function memory._session_key(text, text) is
+comment on function memory_internal._session_key(text, text) is
 'Internal: the key of a session of this tenant, or an error naming the session, agent and tenant.';
 
 create or replace function memory.enrich(session_id text, agent_id text default 'default')
@@ -225,9 +225,9 @@ language plpgsql
 as $$
 declare
     v_tenant text := memory.current_tenant();
-    v_session bigint := memory._session_key(enrich.session_id, enrich.agent_id);
+    v_session bigint := memory_internal._session_key(enrich.session_id, enrich.agent_id);
 begin
-    perform memory._enrich_session(v_tenant, v_session);
+    perform memory_internal._enrich_session(v_tenant, v_session);
     return query
     select v_session,
            (select count(*)::integer from memory.chunks as c where c.tenant_id = v_tenant and c.session_key = v_session),
@@ -254,7 +254,7 @@ begin
     if jsonb_typeof(decisions) <> 'array' or jsonb_typeof(open_loops) <> 'array' then
         raise exception 'agent_memory: decisions and open_loops must be JSON arrays';
     end if;
-    v_session := memory._session_key(set_summary.session_id, set_summary.agent_id);
+    v_session := memory_internal._session_key(set_summary.session_id, set_summary.agent_id);
     insert into memory.summaries as s (tenant_id, session_key, method, summary, decisions, open_loops, tsv)
     values (v_tenant, v_session, 'caller', set_summary.summary, set_summary.decisions, set_summary.open_loops,
             to_tsvector((memory.setting('text_search_config') #>> '{}')::regconfig, set_summary.summary))

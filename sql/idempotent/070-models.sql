@@ -6,7 +6,7 @@
 -- Runs as the owner: models and their indexes are shared by every tenant (an application role may not
 -- create indexes, and must see whether any tenant has chunks). It takes no arguments: it registers the
 -- model the settings choose (the administrator's), never one a caller names.
-create or replace function memory._register_model() returns void
+create or replace function memory_internal._register_model() returns void
 language plpgsql
 security definer
 as $$
@@ -18,7 +18,7 @@ begin
         return;
     end if;
     if v_model.provider <> 'client' then
-        perform memory._ensure_vector_index(v_model.model, v_model.dimensions);
+        perform memory_internal._ensure_vector_index(v_model.model, v_model.dimensions);
     end if;
     insert into memory.embedding_models (model, provider, dimensions, state, ready_at)
     select v_model.model, v_model.provider, v_model.dimensions,
@@ -31,7 +31,7 @@ begin
 end
 $$;
 
-comment on function memory._register_model() is
+comment on function memory_internal._register_model() is
 'Internal: records the embedding model in force on first use; with existing chunks it starts as building.';
 
 -- Embeds up to batch chunks that lack a vector of the configured model; when none are left the model
@@ -40,7 +40,7 @@ create or replace function memory.reembed(batch integer default 500) returns int
 language plpgsql
 as $$
 declare
-    v_settings jsonb := memory._settings_json();
+    v_settings jsonb := memory_internal._settings_json();
     v_model record;
     v_keys bigint [];
     v_nos integer [];
@@ -54,7 +54,7 @@ begin
     if v_model is null or v_model.provider = 'client' then
         return 0;
     end if;
-    perform memory._register_model();
+    perform memory_internal._register_model();
     select array_agg(c.tenant_id), array_agg(c.turn_key), array_agg(c.chunk_no), array_agg(c.text),
            array_agg(distinct c.session_key)
     into v_tenants, v_keys, v_nos, v_texts, v_sessions
@@ -69,7 +69,7 @@ begin
     ) as c;
     v_count := coalesce(cardinality(v_texts), 0);
     if v_count > 0 then
-        v_vectors := memory._embed_texts(v_texts, v_settings);
+        v_vectors := memory_internal._embed_texts(v_texts, v_settings);
         -- The lock order of commit, forget and workers: the sessions first (in key order), then their
         -- rows. Chunks forgotten while they were embedded are left out.
         perform from memory.sessions as s where s.session_key = any (v_sessions) order by s.session_key
@@ -84,7 +84,7 @@ begin
         on conflict do nothing;
     end if;
     if v_count < batch then
-        perform memory._mark_ready_if_complete(v_model.model);
+        perform memory_internal._mark_ready_if_complete(v_model.model);
     end if;
     return v_count;
 end
@@ -96,7 +96,7 @@ comment on function memory.reembed(integer) is
 
 -- Marks a building model ready once every chunk has its vector (checked only while it is building).
 -- Runs as the owner: it looks at every tenant's chunks and writes the shared model table.
-create or replace function memory._mark_ready_if_complete(model text) returns void
+create or replace function memory_internal._mark_ready_if_complete(model text) returns void
 language plpgsql
 security definer
 as $$
@@ -120,11 +120,11 @@ begin
 end
 $$;
 
-comment on function memory._mark_ready_if_complete(text) is
+comment on function memory_internal._mark_ready_if_complete(text) is
 'Internal: a building embedding model becomes ready when no chunk lacks its vector.';
 
 -- The model recall uses: the configured one once its vectors are complete, else the last ready one.
-create or replace function memory._recall_model(configured text) returns text
+create or replace function memory_internal._recall_model(configured text) returns text
 language plpgsql
 stable
 as $$
@@ -138,13 +138,13 @@ begin
 end
 $$;
 
-comment on function memory._recall_model(text) is
+comment on function memory_internal._recall_model(text) is
 'Internal: the model recall uses when the settings configure the given one (null: none configured).';
 
 create or replace function memory.recall_model() returns text
 language sql
 stable
-as $$ select memory._recall_model((select e.model from memory.embedding_model() as e)) $$;
+as $$ select memory_internal._recall_model((select e.model from memory.embedding_model() as e)) $$;
 
 comment on function memory.recall_model() is
 'The embedding model recall uses: the configured one once all chunks have its vectors, else the most '
@@ -153,7 +153,7 @@ comment on function memory.recall_model() is
 -- Every stored vector has its model's dimensions (that it belongs to a registered model is a foreign key):
 -- a vector of another length, written by a role that may insert its tenant's rows, would make the
 -- model's shared HNSW index, built for every tenant, fail to build.
-create or replace function memory._vectors_match_their_model() returns trigger
+create or replace function memory_internal._vectors_match_their_model() returns trigger
 language plpgsql
 as $$
 declare
@@ -173,7 +173,7 @@ begin
 end
 $$;
 
-comment on function memory._vectors_match_their_model() is
+comment on function memory_internal._vectors_match_their_model() is
 'Internal: trigger that refuses vectors whose dimensions are not their model''s.';
 
 -- On insert and on update of both vector tables (a trigger with a transition table has one event).
@@ -187,7 +187,7 @@ begin
             execute format('drop trigger if exists %I on memory.%I', v_table || '_dimensions_on_' || v_event, v_table);
             execute format(
                 'create trigger %I after %s on memory.%I referencing new table as new_rows '
-                'for each statement execute function memory._vectors_match_their_model()',
+                'for each statement execute function memory_internal._vectors_match_their_model()',
                 v_table || '_dimensions_on_' || v_event, v_event, v_table
             );
         end loop;

@@ -2,7 +2,7 @@
 -- the claim, runs each job in its own transaction, retries failures with backoff, dead-letters a job
 -- after queue_max_attempts. A job whose worker died is reclaimed once its lease has run out.
 
-create or replace function memory._claim_jobs(max_jobs integer, worker text) returns setof memory.jobs
+create or replace function memory_internal._claim_jobs(max_jobs integer, worker text) returns setof memory.jobs
 language plpgsql
 as $$
 declare
@@ -37,23 +37,23 @@ begin
 end
 $$;
 
-comment on function memory._claim_jobs(integer, text) is
+comment on function memory_internal._claim_jobs(integer, text) is
 'Internal: leases up to max_jobs runnable jobs (queued, or running with an expired lease) to a worker.';
 
 -- Runs one claimed job; true when the job has more to do (an embed job with chunks left).
-create or replace function memory._run_job(job memory.jobs) returns boolean
+create or replace function memory_internal._run_job(job memory.jobs) returns boolean
 language plpgsql
 as $$
 begin
     if job.kind = 'enrich' then
-        perform memory._enrich_session(job.tenant_id, job.session_key);
+        perform memory_internal._enrich_session(job.tenant_id, job.session_key);
         return false;
     end if;
     return memory.reembed(500) = 500;
 end
 $$;
 
-comment on function memory._run_job(memory.jobs) is 'Internal: does the work of one job.';
+comment on function memory_internal._run_job(memory.jobs) is 'Internal: does the work of one job.';
 
 create or replace procedure memory.work(
     max_jobs integer default 10, inout processed integer default 0, inout failed integer default 0
@@ -71,7 +71,7 @@ declare
 begin
     processed := 0;
     failed := 0;
-    select pg_catalog.array_agg(c) into v_jobs from memory._claim_jobs(max_jobs, v_worker) as c;
+    select pg_catalog.array_agg(c) into v_jobs from memory_internal._claim_jobs(max_jobs, v_worker) as c;
     commit;
     foreach v_job in array coalesce(v_jobs, '{}') loop
         -- Enrichment is derived data and a job whose completion was lost in a crash simply runs again,
@@ -88,7 +88,7 @@ begin
             continue;
         end if;
         begin
-            v_more := memory._run_job(v_job);
+            v_more := memory_internal._run_job(v_job);
             update memory.jobs as j
             set status = case when v_more then 'queued' else 'done' end,
                 attempts = case when v_more then 0 else j.attempts end,

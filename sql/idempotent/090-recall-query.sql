@@ -2,7 +2,7 @@
 -- its lexemes with document frequencies and idf in the scope (tenant, and agent when given).
 
 -- The recall settings in force, with per-call weights (keys of memory.setting_definitions()) on top.
-create or replace function memory._recall_settings(weights jsonb) returns jsonb
+create or replace function memory_internal._recall_settings(weights jsonb) returns jsonb
 language plpgsql
 stable
 as $$
@@ -11,26 +11,26 @@ declare
     v_settings jsonb;
 begin
     if weights is null then
-        return memory._settings_json();
+        return memory_internal._settings_json();
     end if;
     if jsonb_typeof(weights) <> 'object' then
         raise exception 'agent_memory: weights must be a JSON object of settings, got %', jsonb_typeof(weights);
     end if;
-    v_settings := memory._settings_json();
+    v_settings := memory_internal._settings_json();
     for v_key in select jsonb_object_keys(weights) loop
-        perform memory._check_set_by(v_key, 'a call''s weights');
-        v_settings := v_settings || jsonb_build_object(v_key, memory._validated_setting(v_key, weights -> v_key));
+        perform memory_internal._check_set_by(v_key, 'a call''s weights');
+        v_settings := v_settings || jsonb_build_object(v_key, memory_internal._validated_setting(v_key, weights -> v_key));
     end loop;
     return v_settings;
 end
 $$;
 
-comment on function memory._recall_settings(jsonb) is
+comment on function memory_internal._recall_settings(jsonb) is
 'Internal: the settings in force for one recall, per-call weights taking precedence.';
 
 -- The speakers of the scope whose names the query mentions (whole words, any case).
--- plpgsql for the plan it keeps across calls (see memory._settings_json).
-create or replace function memory._query_speakers(query text, tenant text, agent text) returns text[]
+-- plpgsql for the plan it keeps across calls (see memory_internal._settings_json).
+create or replace function memory_internal._query_speakers(query text, tenant text, agent text) returns text[]
 language plpgsql
 stable
 as $$
@@ -44,10 +44,10 @@ begin
 end
 $$;
 
-comment on function memory._query_speakers(text, text, text) is
+comment on function memory_internal._query_speakers(text, text, text) is
 'Internal: speakers of the scope named in the query.';
 
-create or replace function memory._without_names(query text, names text[]) returns text
+create or replace function memory_internal._without_names(query text, names text[]) returns text
 language sql
 immutable
 as $$
@@ -58,41 +58,42 @@ as $$
     ), query)
 $$;
 
-comment on function memory._without_names(text, text[]) is 'Internal: the query with the given names taken out.';
+comment on function memory_internal._without_names(text, text[]) is
+'Internal: the query with the given names taken out.';
 
 -- The days a query names ("in March 2024", "on 3 May", "last week"), relative to today, or null;
 -- English expressions (agent_memory_db.periods).
-create or replace function memory._named_period(query text, today date) returns daterange
+create or replace function memory_internal._named_period(query text, today date) returns daterange
 language plpython3u
 immutable strict parallel safe
 as $$
 if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory._load_python()")
+    plpy.execute("select memory_internal._load_python()")
 import datetime
 from agent_memory_db.periods import named_period
 period = named_period(query, datetime.date.fromisoformat(today))
 return None if period is None else "[%s,%s)" % period
 $$;
 
-comment on function memory._named_period(text, date) is
+comment on function memory_internal._named_period(text, date) is
 'Internal: the days a query names (first day, day after the last), relative to today; null if none.';
 
 -- The query prepared for the candidate lists and the full-text score.
-create or replace function memory._prepare_query(query text, tenant text, agent text, settings jsonb)
-returns memory._recall_query
+create or replace function memory_internal._prepare_query(query text, tenant text, agent text, settings jsonb)
+returns memory_internal._recall_query
 language plpgsql
 stable
 as $$
 declare
     v_tsconfig regconfig := (settings ->> 'text_search_config')::regconfig;
-    q memory._recall_query;
+    q memory_internal._recall_query;
 begin
-    q.speakers := memory._query_speakers(query, tenant, agent);
+    q.speakers := memory_internal._query_speakers(query, tenant, agent);
     q.search_text := query;
     -- Speaker names the query mentions are matched as speakers (signal speaker), so by default they are
     -- left out of what is searched as text and as a vector: indexed text holds no speaker names.
     if (settings ->> 'strip_speaker_names')::boolean and cardinality(q.speakers) > 0 then
-        q.search_text := memory._without_names(query, q.speakers);
+        q.search_text := memory_internal._without_names(query, q.speakers);
         if btrim(regexp_replace(q.search_text, '\W', '', 'g')) = '' then
             q.search_text := query;
         end if;
@@ -100,7 +101,7 @@ begin
     q.lexemes := tsvector_to_array(to_tsvector(v_tsconfig, q.search_text));
     q.period := (
         select tstzrange(lower(p)::timestamptz, upper(p)::timestamptz)
-        from memory._named_period(query, current_date) as p
+        from memory_internal._named_period(query, current_date) as p
         where p is not null
     );
     select coalesce(sum(k.chunks), 0), coalesce(sum(k.total_length), 0) / greatest(coalesce(sum(k.chunks), 0), 1)
@@ -129,6 +130,6 @@ begin
 end
 $$;
 
-comment on function memory._prepare_query(text, text, text, jsonb) is
+comment on function memory_internal._prepare_query(text, text, text, jsonb) is
 'Internal: a recall query prepared once (text searched, speakers named, lexemes with df and idf in scope, '
 'the period it names).';

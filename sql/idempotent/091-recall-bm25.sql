@@ -6,7 +6,7 @@
 
 -- One query term's BM25 contribution to a chunk: idf, the term's (weighted) frequency in the chunk, the
 -- chunk's (weighted) length.
-create or replace function memory._bm25_term(
+create or replace function memory_internal._bm25_term(
     idf double precision, frequency double precision, length double precision,
     k1 double precision, b double precision, avg_length double precision
 ) returns double precision
@@ -16,16 +16,16 @@ as $$
     select idf * (frequency * (k1 + 1)) / (frequency + k1 * (1 - b + b * length / greatest(avg_length, 1)))
 $$;
 
-comment on function memory._bm25_term(
+comment on function memory_internal._bm25_term(
     double precision, double precision, double precision, double precision, double precision,
     double precision
 ) is
-'Internal: one query term''s BM25 contribution to a chunk (inlined into memory._chunk_bm25).';
+'Internal: one query term''s BM25 contribution to a chunk (inlined into memory_internal._chunk_bm25).';
 
 -- A chunk's BM25 score for the query's lexemes and their idf: the one place the sum is written. A set
 -- function of one row so that the planner inlines it where it is joined laterally. An own occurrence is
 -- a position of weight D; a lexeme stored without positions counts once, as an own word.
-create or replace function memory._chunk_bm25(
+create or replace function memory_internal._chunk_bm25(
     tsv tsvector, length integer, context_length integer, lexemes text[], idf double precision[],
     k1 double precision, b double precision, avg_length double precision, context_weight double precision
 ) returns table (bm25 double precision)
@@ -33,8 +33,8 @@ language sql
 immutable parallel safe
 as $$
     select greatest(
-        coalesce(sum(memory._bm25_term(q.idf, o.own, length, k1, b, avg_length)) filter (where o.own > 0), 0),
-        context_weight * coalesce(sum(memory._bm25_term(
+        coalesce(sum(memory_internal._bm25_term(q.idf, o.own, length, k1, b, avg_length)) filter (where o.own > 0), 0),
+        context_weight * coalesce(sum(memory_internal._bm25_term(
             q.idf, coalesce(cardinality(u.positions), 1), length + context_length, k1, b, avg_length
         )), 0)
     )
@@ -43,7 +43,7 @@ as $$
     cross join lateral (select coalesce(cardinality(array_positions(u.weights, 'D')), 1) as own) as o
 $$;
 
-comment on function memory._chunk_bm25(
+comment on function memory_internal._chunk_bm25(
     tsvector, integer, integer, text[], double precision[], double precision, double precision,
     double precision, double precision
 ) is

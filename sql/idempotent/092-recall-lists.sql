@@ -4,7 +4,7 @@
 -- session vector. Every candidate is then scored on every signal, whichever list brought it.
 
 -- Whether a turn mentions the entities (as a whole word in its text, or as its speaker): any or all.
-create or replace function memory._matches_entities(content text, speaker text, entities text[], mode text)
+create or replace function memory_internal._matches_entities(content text, speaker text, entities text[], mode text)
 returns boolean
 language sql
 immutable parallel safe
@@ -19,13 +19,13 @@ as $$
     )
 $$;
 
-comment on function memory._matches_entities(text, text, text[], text) is
+comment on function memory_internal._matches_entities(text, text, text[], text) is
 'Internal: whether a turn names any (or all) of the entities, in its text or as its speaker.';
 
 -- One row when a turn passes recall's filters on event time, source and entities, none otherwise. Used as
--- `cross join lateral memory._turn_filter(...)`: the planner inlines it, a filter not given folds away,
+-- `cross join lateral memory_internal._turn_filter(...)`: the planner inlines it, a filter not given folds away,
 -- and with it the lookup it needs (a scalar function with subqueries could not be inlined).
-create or replace function memory._turn_filter(
+create or replace function memory_internal._turn_filter(
     tenant text, turn bigint, session bigint, since timestamptz, until timestamptz, source text,
     entities text[], entity_mode text
 ) returns setof boolean
@@ -37,7 +37,7 @@ as $$
                 select from memory.turns as t
                 where t.tenant_id = tenant and t.turn_key = turn
                     and (since is null or t.created_at >= since) and (until is null or t.created_at <= until)
-                    and (entities is null or memory._matches_entities(t.content, t.name, entities, entity_mode))
+                    and (entities is null or memory_internal._matches_entities(t.content, t.name, entities, entity_mode))
             ))
         and (source is null or exists (
                 select from memory.sessions as s
@@ -45,14 +45,14 @@ as $$
             ))
 $$;
 
-comment on function memory._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, text[], text) is
+comment on function memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, text[], text) is
 'Internal: one row when a turn passes recall''s time, source and entity filters (null filters pass).';
 
 -- The statement of a nearest-vector list over chunk_embeddings or session_embeddings ("e"): the query
--- vector is $1, the tenant $2, the list's length $9 (other filters' parameters as memory._candidate_chunks
+-- vector is $1, the tenant $2, the list's length $9 (other filters' parameters as memory_internal._candidate_chunks
 -- passes them). Exact search sorts every distance ("+ 0" keeps the HNSW index out); otherwise the partial
 -- HNSW index of the model serves the order (with iterative scan, so filters do not starve the list).
-create or replace function memory._nearest_sql(
+create or replace function memory_internal._nearest_sql(
     relation text, keys text[], model text, dimensions integer, exact boolean, filter text
 ) returns text
 language plpgsql
@@ -70,13 +70,13 @@ begin
 end
 $$;
 
-comment on function memory._nearest_sql(text, text[], text, integer, boolean, text) is
-'Internal: the statement of a nearest-vector candidate list (exact or HNSW) for memory._candidate_chunks.';
+comment on function memory_internal._nearest_sql(text, text[], text, integer, boolean, text) is
+'Internal: the statement of a nearest-vector candidate list (exact or HNSW) for memory_internal._candidate_chunks.';
 
 -- Every candidate chunk of a recall: the union of the full-text, vector and session lists.
-create or replace function memory._candidate_chunks(
+create or replace function memory_internal._candidate_chunks(
     tenant text, agent_id text, since timestamptz, until timestamptz, source text, entities text[],
-    entity_mode text, settings jsonb, q memory._recall_query, query_vector vector, recall_model text
+    entity_mode text, settings jsonb, q memory_internal._recall_query, query_vector vector, recall_model text
 ) returns table (turn_key bigint, chunk_no integer)
 language plpgsql
 volatile
@@ -100,9 +100,9 @@ begin
         from (
             select c.turn_key, c.chunk_no
             from memory.chunks as c
-            cross join lateral memory._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until,
+            cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until,
                                                    _candidate_chunks.source, entities, entity_mode)
-            cross join lateral memory._chunk_bm25(c.tsv, c.length, c.context_length, q.lexemes, q.idf, v_k1, v_b,
+            cross join lateral memory_internal._chunk_bm25(c.tsv, c.length, c.context_length, q.lexemes, q.idf, v_k1, v_b,
                                                   q.avg_length, v_context_weight) as s
             where c.tenant_id = tenant and c.tsv @@ q.generating
                 and (_candidate_chunks.agent_id is null or c.agent_id = _candidate_chunks.agent_id)
@@ -118,13 +118,13 @@ begin
             perform set_config('hnsw.ef_search', greatest(40, least(1000, v_candidates))::text, true);
         end if;
         -- The filters' tables are read only when a filter is given: unfiltered, a search reads vectors alone.
-        execute memory._nearest_sql(
+        execute memory_internal._nearest_sql(
             'chunk_embeddings', array['turn_key', 'chunk_no'], recall_model, vector_dims(query_vector), v_exact,
             case when coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is not null
                       or since is not null or until is not null or entities is not null then $filter$
                 and exists (
                     select from memory.chunks as c
-                    cross join lateral memory._turn_filter(c.tenant_id, c.turn_key, c.session_key, $4, $5, $6, $7, $8)
+                    cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, $4, $5, $6, $7, $8)
                     where c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no
                         and ($3 is null or c.agent_id = $3)
                 )$filter$
@@ -132,7 +132,7 @@ begin
         ) into v_dense_keys, v_dense_chunks
         using query_vector, tenant, _candidate_chunks.agent_id, since, until, _candidate_chunks.source,
               entities, entity_mode, v_candidates;
-        execute memory._nearest_sql(
+        execute memory_internal._nearest_sql(
             'session_embeddings', array['session_key'], recall_model, vector_dims(query_vector), v_exact,
             case when coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is not null then $filter$
                 and exists (
@@ -173,7 +173,7 @@ begin
     ) as found
     cross join lateral (
         select c.turn_key, c.chunk_no from memory.chunks as c
-        cross join lateral memory._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until, null,
+        cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until, null,
                                                entities, entity_mode)
         left join memory.chunk_embeddings as e
             on c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no and e.model = recall_model
@@ -186,7 +186,7 @@ begin
 end
 $$;
 
-comment on function memory._candidate_chunks(
-    text, text, timestamptz, timestamptz, text, text[], text, jsonb, memory._recall_query, vector, text
+comment on function memory_internal._candidate_chunks(
+    text, text, timestamptz, timestamptz, text, text[], text, jsonb, memory_internal._recall_query, vector, text
 ) is
 'Internal: every candidate chunk of a recall (full-text, vector and session lists).';

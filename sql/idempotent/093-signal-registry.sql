@@ -5,7 +5,7 @@
 -- rank fusion); boost-stage signals add weight x value to a turn's fused score. Recall, explain_recall,
 -- their components, the client's formatting and the docs all read this registry.
 
-create or replace function memory._signal_validate() returns trigger
+create or replace function memory_internal._signal_validate() returns trigger
 language plpgsql
 as $$
 declare
@@ -31,12 +31,12 @@ begin
 end
 $$;
 
-comment on function memory._signal_validate() is
+comment on function memory_internal._signal_validate() is
 'Internal: trigger that checks a signal''s function signature and volatility.';
 
 drop trigger if exists signals_validate on memory.signals;
 create trigger signals_validate before insert or update on memory.signals
-for each row execute function memory._signal_validate();
+for each row execute function memory_internal._signal_validate();
 
 -- Adds a signal to recall, or changes one: the function and its registry row. Built-in signals are
 -- defined the same way by the extension's own files.
@@ -58,7 +58,7 @@ comment on function memory.define_signal(text, text, regprocedure, double precis
 'added as weight x value), its function (memory.recall_candidate, jsonb) -> double precision, its '
 'default weight (the setting weight_<name>) and what it measures. Recall and explain use it at once.';
 
-create or replace function memory._define_builtin_signal(
+create or replace function memory_internal._define_builtin_signal(
     name text, stage text, function regprocedure, default_weight double precision, measures text
 ) returns void
 language plpgsql
@@ -71,7 +71,7 @@ begin
 end
 $$;
 
-comment on function memory._define_builtin_signal(text, text, regprocedure, double precision, text) is
+comment on function memory_internal._define_builtin_signal(text, text, regprocedure, double precision, text) is
 'Internal: defines one of the extension''s own signals (not dumped: every install defines them) and '
 'comments its function with what it measures.';
 

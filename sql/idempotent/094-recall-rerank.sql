@@ -5,17 +5,17 @@
 -- {"scores": [one per document, null where unscored]} or {"error": "..."}; never raises for the endpoint.
 -- Runs as the owner so the key can be read; the key goes only to the origin it was stored for, and the
 -- endpoint is the administrator's choice (rerank_url is set_by admin).
-create or replace function memory._rerank(query text, documents text[], settings jsonb) returns jsonb
+create or replace function memory_internal._rerank(query text, documents text[], settings jsonb) returns jsonb
 language plpython3u
 security definer
 volatile
 as $$
 if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory._load_python()")
+    plpy.execute("select memory_internal._load_python()")
 import json
 from agent_memory_db import rerank, secrets
-config = json.loads(plpy.execute(plpy.prepare("select memory._trusted_settings($1) as s", ["jsonb"]), [settings])[0]["s"])
-rows = plpy.execute("select value, origin from memory._secrets where name = 'rerank_api_key'")
+config = json.loads(plpy.execute(plpy.prepare("select memory_internal._trusted_settings($1) as s", ["jsonb"]), [settings])[0]["s"])
+rows = plpy.execute("select value, origin from memory_internal._secrets where name = 'rerank_api_key'")
 stored = (rows[0]["value"], rows[0]["origin"]) if rows else None
 try:
     api_key = secrets.key_for("rerank_api_key", config["rerank_url"], stored)
@@ -26,5 +26,5 @@ except (rerank.ProviderError, ValueError) as exc:
 return json.dumps({"scores": scores})
 $$;
 
-comment on function memory._rerank(text, text[], jsonb) is
+comment on function memory_internal._rerank(text, text[], jsonb) is
 'Internal: relevance scores of documents for a query from the rerank_url endpoint, or the error.';

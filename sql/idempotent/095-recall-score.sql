@@ -7,7 +7,7 @@
 -- z-scores are gathered, and every boost signal adds weight x value. Optional rerank last.
 
 -- The calls of one stage's signals as SQL ("memory.signal_x(k.c, $7), ..."), their names and weights.
-create or replace function memory._signal_calls(
+create or replace function memory_internal._signal_calls(
     stage text, settings jsonb, out calls text, out names text[], out weights double precision[]
 )
 language sql
@@ -20,13 +20,13 @@ as $$
     where s.stage = _signal_calls.stage
 $$;
 
-comment on function memory._signal_calls(text, jsonb) is
+comment on function memory_internal._signal_calls(text, jsonb) is
 'Internal: the registry''s signals of one stage as SQL calls, with their names and weights in force.';
 
 -- The statement that scores the candidate chunks $2/$3 (tenant $1, prepared query $4, query vector $5,
 -- model $6, settings $7, fusion weights $8, boost weights $9, query text $10, context $11). %1$s and %2$s are the
--- fusion and boost signal calls from memory._signal_calls.
-create or replace function memory._scoring_sql(fusion_calls text, boost_calls text) returns text
+-- fusion and boost signal calls from memory_internal._signal_calls.
+create or replace function memory_internal._scoring_sql(fusion_calls text, boost_calls text) returns text
 language sql
 immutable
 as $fn$
@@ -48,7 +48,7 @@ chunk_features as materialized (
         limit 1
     ) as c
     inner join memory.turns as t on t.tenant_id = $1 and t.turn_key = c.turn_key
-    cross join lateral memory._chunk_bm25(
+    cross join lateral memory_internal._chunk_bm25(
         c.tsv, c.length, c.context_length, ($4).lexemes, ($4).idf, ($7 ->> 'bm25_k1')::double precision,
         ($7 ->> 'bm25_b')::double precision, ($4).avg_length, ($7 ->> 'context_weight')::double precision
     ) as b
@@ -186,7 +186,7 @@ final as (
     ) as b
 ),
 reranked as (
-    select memory._rerank($10, array_agg(f.text order by f.fused_rank), $7) as answer
+    select memory_internal._rerank($10, array_agg(f.text order by f.fused_rank), $7) as answer
     from final as f
     where $7 ->> 'rerank' = 'http' and f.fused_rank <= ($7 ->> 'rerank_candidates')::integer
     having count(*) > 0
@@ -201,22 +201,22 @@ left join lateral (select (r.answer -> 'scores' ->> (f.fused_rank - 1)::integer)
 $sql$, fusion_calls, boost_calls)
 $fn$;
 
-comment on function memory._scoring_sql(text, text) is
+comment on function memory_internal._scoring_sql(text, text) is
 'Internal: the statement that scores recall candidates, with the registry''s signal calls in it.';
 
 -- The scoring statement for these signal calls, prepared once per session under a name derived from its
 -- text (a new registry makes a new statement): planning it on every recall cost as much as running it.
-create or replace function memory._scoring_statement(fusion_calls text, boost_calls text) returns text
+create or replace function memory_internal._scoring_statement(fusion_calls text, boost_calls text) returns text
 language plpgsql
 volatile
 as $$
 declare
-    v_sql text := memory._scoring_sql(fusion_calls, boost_calls);
+    v_sql text := memory_internal._scoring_sql(fusion_calls, boost_calls);
     v_name text := 'memory_recall_score_' || md5(v_sql);
 begin
     if not exists (select from pg_catalog.pg_prepared_statements as p where p.name = v_name) then
         execute format(
-            'prepare %I (text, bigint [], integer [], memory._recall_query, vector, text, jsonb, double precision [], '
+            'prepare %I (text, bigint [], integer [], memory_internal._recall_query, vector, text, jsonb, double precision [], '
             'double precision [], text, jsonb) as %s', v_name, v_sql
         );
     end if;
@@ -224,12 +224,12 @@ begin
 end
 $$;
 
-comment on function memory._scoring_statement(text, text) is
+comment on function memory_internal._scoring_statement(text, text) is
 'Internal: the name of this session''s prepared scoring statement for the given signal calls.';
 
 -- Every candidate turn with each signal's value and contribution and the final score, in final order
 -- (ord). recall and explain_recall read it.
-create or replace function memory._recall_candidates(
+create or replace function memory_internal._recall_candidates(
     query text, agent_id text, since timestamptz, until timestamptz, source text,
     entities text[], entity_mode text, weights jsonb, query_vector vector
 ) returns table (
@@ -239,13 +239,13 @@ create or replace function memory._recall_candidates(
 )
 language plpgsql
 volatile
--- The scoring statement is planned once per session (memory._scoring_statement); a generic plan suits it.
+-- The scoring statement is planned once per session (memory_internal._scoring_statement); a generic plan suits it.
 set plan_cache_mode = force_generic_plan
 as $$
 declare
     v_tenant text := memory.current_tenant();
-    v_cfg jsonb := memory._recall_settings(weights);
-    v_q memory._recall_query;
+    v_cfg jsonb := memory_internal._recall_settings(weights);
+    v_q memory_internal._recall_query;
     v_degraded text [] := '{}';
     v_model record;
     v_recall_model text;
@@ -265,11 +265,11 @@ begin
     if since is not null and until is not null and since > until then
         raise exception 'agent_memory: since (%) is after until (%)', since, until;
     end if;
-    v_q := memory._prepare_query(query, v_tenant, agent_id, v_cfg);
+    v_q := memory_internal._prepare_query(query, v_tenant, agent_id, v_cfg);
 
     -- Vectors: the query embedded in the database (or given), against the model recall may use.
-    select * into v_model from memory._embedding_model(v_cfg);
-    v_recall_model := memory._recall_model(v_model.model);
+    select * into v_model from memory_internal._embedding_model(v_cfg);
+    v_recall_model := memory_internal._recall_model(v_model.model);
     if v_model is null then
         v_degraded := v_degraded || 'no embedder configured: full-text only'::text;
     elsif v_recall_model is null then
@@ -281,7 +281,7 @@ begin
                                            v_model.model, v_recall_model);
     elsif v_vector is null then
         begin
-            v_vector := (memory._embed_texts(array[v_q.search_text], v_cfg))[1];
+            v_vector := (memory_internal._embed_texts(array[v_q.search_text], v_cfg))[1];
         exception when others then
             v_degraded := v_degraded || ('query embedding failed: ' || sqlerrm || ': full-text only');
         end;
@@ -298,11 +298,11 @@ begin
     end if;
 
     select array_agg(c.turn_key), array_agg(c.chunk_no) into v_keys, v_chunks
-    from memory._candidate_chunks(v_tenant, agent_id, since, until, source, entities, entity_mode, v_cfg, v_q,
+    from memory_internal._candidate_chunks(v_tenant, agent_id, since, until, source, entities, entity_mode, v_cfg, v_q,
                                   v_vector, v_recall_model) as c;
 
-    select * into v_fusion from memory._signal_calls('fusion', v_cfg);
-    select * into v_boost from memory._signal_calls('boost', v_cfg);
+    select * into v_fusion from memory_internal._signal_calls('fusion', v_cfg);
+    select * into v_boost from memory_internal._signal_calls('boost', v_cfg);
     v_context := jsonb_build_object(
         'model', v_recall_model, 'fusion', v_cfg ->> 'fusion', 'speakers_matched', to_jsonb(v_q.speakers),
         'degraded', to_jsonb(v_degraded), 'signals', to_jsonb(v_fusion.names || v_boost.names),
@@ -312,12 +312,14 @@ begin
     -- A prepared statement takes its arguments as values in the EXECUTE command (quoted literals).
     return query execute format(
         'execute %I(%L, %L, %L, %L, %L, %L, %L, %L, %L, %L, %L)',
-        memory._scoring_statement(v_fusion.calls, v_boost.calls), v_tenant, coalesce(v_keys, '{}'),
+        memory_internal._scoring_statement(v_fusion.calls, v_boost.calls), v_tenant, coalesce(v_keys, '{}'),
         coalesce(v_chunks, '{}'), v_q, v_vector, v_recall_model, v_cfg, v_fusion.weights, v_boost.weights, query,
         v_context
     );
 end
 $$;
 
-comment on function memory._recall_candidates(text, text, timestamptz, timestamptz, text, text[], text, jsonb, vector)
+comment on function memory_internal._recall_candidates(
+    text, text, timestamptz, timestamptz, text, text[], text, jsonb, vector
+)
 is 'Internal: every candidate turn of a recall with each signal''s value and contribution and the final score.';

@@ -3,7 +3,7 @@
 
 -- A candidate's components: built only for the rows a caller shows (recall's k hits), not for every
 -- candidate. signals: {name: {value, weight, contribution}} (fusion signals also with rank and z).
-create or replace function memory._components(
+create or replace function memory_internal._components(
     chunk_no integer, fused double precision, signal_values double precision[],
     contributions double precision[], ranks integer[], zs double precision[], rerank_score double precision,
     rerank_error text, context jsonb
@@ -34,7 +34,7 @@ as $$
     )
 $$;
 
-comment on function memory._components(
+comment on function memory_internal._components(
     integer, double precision, double precision[], double precision[], integer[], double precision[],
     double precision, text, jsonb
 ) is
@@ -76,13 +76,13 @@ begin
     -- Rank once; the hits are kept to return them and, when access counting is on, to count them.
     select array_agg(h.turn_key order by h.ord), array_agg(h.session_key order by h.ord),
            array_agg(h.score order by h.ord),
-           array_agg(memory._components(h.chunk_no, h.fused, h.signal_values, h.contributions, h.ranks, h.zs,
+           array_agg(memory_internal._components(h.chunk_no, h.fused, h.signal_values, h.contributions, h.ranks, h.zs,
                                         h.rerank_score, h.rerank_error, h.context) order by h.ord)
     into v_turns, v_sessions, v_scores, v_components
     from (
         select c.* from (
             select c.*, row_number() over (partition by c.session_key order by c.ord) as in_session
-            from memory._recall_candidates(recall.query, recall.agent_id, recall.since, recall.until, recall.source,
+            from memory_internal._recall_candidates(recall.query, recall.agent_id, recall.since, recall.until, recall.source,
                                            recall.entities, recall.entity_mode, recall.weights,
                                            recall.query_vector) as c
         ) as c
@@ -137,9 +137,9 @@ language sql
 volatile
 as $$
     select c.ord, s.session_id, t.turn_key, t.name, t.content, c.score, c.fused,
-           memory._components(c.chunk_no, c.fused, c.signal_values, c.contributions, c.ranks, c.zs, c.rerank_score,
+           memory_internal._components(c.chunk_no, c.fused, c.signal_values, c.contributions, c.ranks, c.zs, c.rerank_score,
                               c.rerank_error, c.context)
-    from memory._recall_candidates(query, agent_id, since, until, source, entities, entity_mode, weights,
+    from memory_internal._recall_candidates(query, agent_id, since, until, source, entities, entity_mode, weights,
                                    query_vector) as c
     inner join memory.turns as t on t.tenant_id = memory.current_tenant() and c.turn_key = t.turn_key
     inner join memory.sessions as s on s.tenant_id = memory.current_tenant() and c.session_key = s.session_key

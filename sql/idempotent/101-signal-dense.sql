@@ -1,7 +1,7 @@
 -- Recall signal "dense" (fusion stage): the cosine similarity of the query vector to the chunk's vector,
 -- or to the chunk and its context together (the sum of their vectors, as mean pooling embeds a pair)
 -- times context_weight, whichever is higher.
-create or replace function memory.signal_dense(c memory.recall_candidate, s jsonb) returns double precision
+create or replace function memory_internal.signal_dense(c memory.recall_candidate, s jsonb) returns double precision
 language sql
 immutable parallel safe
 as $$
@@ -14,8 +14,8 @@ as $$
     end
 $$;
 
-select memory._define_builtin_signal(
-    'dense', 'fusion', 'memory.signal_dense(memory.recall_candidate, jsonb)', 1.2,
+select memory_internal._define_builtin_signal(
+    'dense', 'fusion', 'memory_internal.signal_dense(memory.recall_candidate, jsonb)', 1.2,
     'Cosine similarity of the query vector to the chunk''s vector, or to the chunk and its context '
     'together (the sum of their vectors, as mean pooling embeds a pair) times context_weight, whichever '
     'is higher.'

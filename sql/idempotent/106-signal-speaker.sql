@@ -1,14 +1,14 @@
 -- Recall signal "speaker" (boost stage): 1 when the turn's speaker is a participant the query names
 -- (names are matched, not searched as words).
-create or replace function memory.signal_speaker(c memory.recall_candidate, s jsonb) returns double precision
+create or replace function memory_internal.signal_speaker(c memory.recall_candidate, s jsonb) returns double precision
 language sql
 immutable parallel safe
 as $$
     select case when (c).speaker_named then 1 else 0 end
 $$;
 
-select memory._define_builtin_signal(
-    'speaker', 'boost', 'memory.signal_speaker(memory.recall_candidate, jsonb)', 2.0,
+select memory_internal._define_builtin_signal(
+    'speaker', 'boost', 'memory_internal.signal_speaker(memory.recall_candidate, jsonb)', 2.0,
     '1 when the turn''s speaker is a participant the query names (names are matched, not searched as '
     'words).'
 );

@@ -1,7 +1,7 @@
 -- Recall signal "period" (boost stage): 1 for a turn said within the period of time the query names
 -- ("in October 2023", "on 3 May", "last week"), halving every period_half_life_days before or after it;
 -- 0 when the query names no period. (Past 1,000 half-lives the value stays 0.5 ^ 1000, not an underflow.)
-create or replace function memory.signal_period(c memory.recall_candidate, s jsonb) returns double precision
+create or replace function memory_internal.signal_period(c memory.recall_candidate, s jsonb) returns double precision
 language sql
 immutable parallel safe
 as $$
@@ -9,8 +9,8 @@ as $$
                 else power(0.5, least((c).days_from_period / (s ->> 'period_half_life_days')::float8, 1000)) end
 $$;
 
-select memory._define_builtin_signal(
-    'period', 'boost', 'memory.signal_period(memory.recall_candidate, jsonb)', 6,
+select memory_internal._define_builtin_signal(
+    'period', 'boost', 'memory_internal.signal_period(memory.recall_candidate, jsonb)', 6,
     '1 for a turn said within the period of time the query names ("in October 2023", "on 3 May", "last '
     'week"), halving every period_half_life_days before or after it; 0 when the query names none.'
 );

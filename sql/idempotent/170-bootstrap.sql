@@ -2,7 +2,7 @@
 -- conversation starts (bootstrap) or for a task at hand (context_for_task).
 
 -- A character budget given by a caller: null (the setting's default) or at least 1.
-create or replace function memory._check_budget(max_chars integer) returns void
+create or replace function memory_internal._check_budget(max_chars integer) returns void
 language plpgsql
 immutable
 as $$
@@ -14,7 +14,7 @@ begin
 end
 $$;
 
-comment on function memory._check_budget(integer) is 'Internal: rejects a character budget below 1.';
+comment on function memory_internal._check_budget(integer) is 'Internal: rejects a character budget below 1.';
 
 -- Bootstrap, in order until the budget is spent: remembered facts (most trusted, then newest), the open
 -- loops and decisions of the most recent sessions, then those sessions' summaries.
@@ -26,7 +26,7 @@ stable
 as $$
 #variable_conflict use_column
 begin
-    perform memory._check_budget(bootstrap.max_chars);
+    perform memory_internal._check_budget(bootstrap.max_chars);
     if bootstrap.sessions is null or bootstrap.sessions < 0 then
         raise exception 'agent_memory: sessions must be 0 or more, got %', coalesce(bootstrap.sessions::text, 'null')
             using errcode = 'invalid_parameter_value';
@@ -91,7 +91,7 @@ volatile
 as $$
 #variable_conflict use_column
 begin
-    perform memory._check_budget(context_for_task.max_chars);
+    perform memory_internal._check_budget(context_for_task.max_chars);
     return query
     with hits as (
         select row_number() over (order by r.score desc, r.turn_id) as rank, r.session_id, r.turn_id,

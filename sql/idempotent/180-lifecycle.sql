@@ -8,7 +8,7 @@ as $$
 #variable_conflict use_column
 declare
     v_tenant text := memory.current_tenant();
-    v_session bigint := memory._session_key(forget.session_id, forget.agent_id);
+    v_session bigint := memory_internal._session_key(forget.session_id, forget.agent_id);
     v_turns integer;
     v_chunks integer;
     v_names text [];

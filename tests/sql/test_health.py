@@ -29,7 +29,7 @@ def test_with_no_embedder_configured_nothing_is_loaded(db):
 
 def test_reports_a_python_version_mismatch_instead_of_failing(db):
     # A backend that loaded another release's package must be told to reconnect.
-    db.execute("do $$ begin perform memory._load_python(); end $$")
+    db.execute("do $$ begin perform memory_internal._load_python(); end $$")
     db.execute(
         "create function pg_temp.pretend_other_release() returns void language plpython3u "
         "as $$ GD['agent_memory_version'] = '0.0.1' $$"

@@ -101,22 +101,23 @@ def test_install_script_refuses_to_run_in_psql(bare_db, control_version):
 
 def test_each_incremental_file_is_recorded_once(db):
     names = sorted(path.name for path in (ROOT / "sql" / "incremental").glob("*.sql"))
-    recorded = [row[0] for row in db.execute("select name from memory._migration order by name").fetchall()]
+    recorded = [row[0] for row in db.execute("select name from memory_internal._migration order by name").fetchall()]
     assert recorded == names
 
 
 def test_reapplying_a_recorded_migration_changes_nothing(db):
-    name, sha = db.execute("select name, sha256 from memory._migration order by name limit 1").fetchone()
+    name, sha = db.execute("select name, sha256 from memory_internal._migration order by name limit 1").fetchone()
     db.execute(
-        "select memory._apply_migration(%s, %s, '0.0.0', 'create table memory.should_not_exist ()')", (name, sha)
+        "select memory_internal._apply_migration(%s, %s, '0.0.0', 'create table memory.should_not_exist ()')",
+        (name, sha),
     )
     assert db.execute("select to_regclass('memory.should_not_exist')").fetchone()[0] is None
 
 
 def test_a_changed_released_migration_is_refused(db):
-    name = db.execute("select name from memory._migration order by name limit 1").fetchone()[0]
+    name = db.execute("select name from memory_internal._migration order by name limit 1").fetchone()[0]
     with pytest.raises(psycopg.errors.RaiseException, match=f"incremental file {name} changed"):
-        db.execute("select memory._apply_migration(%s, %s, '0.0.0', 'select 1')", (name, "0" * 64))
+        db.execute("select memory_internal._apply_migration(%s, %s, '0.0.0', 'select 1')", (name, "0" * 64))
 
 
 def test_no_table_has_a_column_pg_upgrade_refuses(db):

@@ -77,7 +77,7 @@ def test_a_job_whose_worker_died_is_reclaimed_after_its_lease_and_done_once(db):
     queue(db, "s1")
     with connect(db) as worker:
         worker.execute("set memory.queue_lease_seconds = 1")
-        claimed = worker.execute("select job_id from memory._claim_jobs(1, 'doomed')").fetchall()
+        claimed = worker.execute("select job_id from memory_internal._claim_jobs(1, 'doomed')").fetchall()
         assert len(claimed) == 1
         db.execute("select pg_terminate_backend(%s)", (worker.info.backend_pid,))
     assert job(db)[:2] == ("running", 1)
@@ -92,7 +92,7 @@ def test_a_job_whose_workers_die_on_every_attempt_goes_dead(db):
     queue(db, "s1")
     db.execute("set memory.queue_max_attempts = 1")
     db.execute("set memory.queue_lease_seconds = 1")
-    db.execute("select memory._claim_jobs(1, 'doomed')")
+    db.execute("select memory_internal._claim_jobs(1, 'doomed')")
     time.sleep(1.2)
     assert work(db) == (0, 0)
     status, attempts, error = job(db)
@@ -103,8 +103,8 @@ def test_concurrent_workers_claim_different_jobs(db):
     queue(db, "s1", "s2")
     with connect(db) as a, connect(db) as b:
         a.autocommit = b.autocommit = False
-        first = a.execute("select session_key from memory._claim_jobs(1, 'a')").fetchall()
-        second = b.execute("select session_key from memory._claim_jobs(1, 'b')").fetchall()
+        first = a.execute("select session_key from memory_internal._claim_jobs(1, 'a')").fetchall()
+        second = b.execute("select session_key from memory_internal._claim_jobs(1, 'b')").fetchall()
         assert len(first) == len(second) == 1 and first != second
         a.rollback()
         b.rollback()

@@ -41,7 +41,7 @@ def test_a_tenants_config_wins_over_every_tenants_for_that_tenant_only(db):
     )
     db.execute("set memory.tenant_id = 'acme'")
     assert (setting(db, "weight_dense"), source(db, "weight_dense")) == (1.5, "tenant")
-    assert db.execute("select (memory._settings_json() ->> 'weight_dense')::float8").fetchone()[0] == 1.5
+    assert db.execute("select (memory_internal._settings_json() ->> 'weight_dense')::float8").fetchone()[0] == 1.5
     db.execute("set memory.tenant_id = 'globex'")
     assert (setting(db, "weight_dense"), source(db, "weight_dense")) == (0.8, "config")
 

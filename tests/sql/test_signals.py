@@ -12,14 +12,14 @@ from psycopg.types.json import Json, Jsonb
 def signal(db, name, settings=None, **fields):
     """The value of one signal function for a candidate with the given fields."""
     return db.execute(
-        f"select memory.signal_{name}(jsonb_populate_record(null::memory.recall_candidate, %s), %s)",
+        f"select memory_internal.signal_{name}(jsonb_populate_record(null::memory.recall_candidate, %s), %s)",
         (Jsonb(fields), Jsonb(settings or {})),
     ).fetchone()[0]
 
 
 def bm25(db, tsv, length, context_length, context_weight):
     return db.execute(
-        "select bm25 from memory._chunk_bm25(%s::tsvector, %s, %s, array['cat'], array[2.0], 0.9, 0.4, 4, %s)",
+        "select bm25 from memory_internal._chunk_bm25(%s::tsvector, %s, %s, array['cat'], array[2.0], 0.9, 0.4, 4, %s)",
         (tsv, length, context_length, context_weight),
     ).fetchone()[0]
 
@@ -116,7 +116,7 @@ def test_recall_prefers_the_turn_said_in_the_period_the_query_names(db):
 
 
 def test_the_period_a_query_names_is_read_in_the_database(db):
-    period = "select memory._named_period(%s, '2026-11-30')::text"
+    period = "select memory_internal._named_period(%s, '2026-11-30')::text"
     assert (
         db.execute(period, ("what broke in the first week of October 2023?",)).fetchone()[0]
         == "[2023-10-01,2023-10-08)"
@@ -274,7 +274,8 @@ def test_a_volatile_signal_function_is_refused(db):
 def test_bad_registry_rows_are_refused(db, name, stage, weight, error):
     with pytest.raises(psycopg.errors.CheckViolation, match=error):
         db.execute(
-            "select memory.define_signal(%s, %s, 'memory.signal_trust(memory.recall_candidate, jsonb)', %s, 'x')",
+            "select memory.define_signal(%s, %s, 'memory_internal.signal_trust(memory.recall_candidate, jsonb)',"
+            " %s, 'x')",
             (name, stage, weight),
         )
 

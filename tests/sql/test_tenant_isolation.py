@@ -246,9 +246,11 @@ def test_a_role_granted_the_tables_but_no_tenant_is_refused_by_name(two_tenants)
     db, logins, _ = two_tenants
     stranger = logins.create(grant=None)
     name = stranger.info.user
-    db.execute(sql.SQL("grant usage on schema memory to {}").format(sql.Identifier(name)))
+    db.execute(sql.SQL("grant usage on schema memory, memory_internal to {}").format(sql.Identifier(name)))
     db.execute(sql.SQL("grant select on all tables in schema memory to {}").format(sql.Identifier(name)))
-    db.execute(sql.SQL("grant execute on all functions in schema memory to {}").format(sql.Identifier(name)))
+    db.execute(
+        sql.SQL("grant execute on all functions in schema memory, memory_internal to {}").format(sql.Identifier(name))
+    )
     try:
         with pytest.raises(psycopg.errors.RaiseException, match=f"role {name} has no tenant"):
             stranger.execute("select * from memory.turns")
@@ -288,21 +290,24 @@ def exfiltration_attempts(listener: str) -> list[tuple[str, tuple]]:
     return [
         ("select * from memory.recall('hello', weights => %s)", (Jsonb({"rerank": "http", "rerank_url": listener}),)),
         ("select * from memory.recall('hello', weights => %s)", (Jsonb({"openai_base_url": listener}),)),
-        ("select memory._embed_texts(array['hello'], memory._settings_json() || %s)", (Jsonb(settings),)),
         (
-            "select memory._embed_texts(array['hello'], memory._settings_json() || %s)",
+            "select memory_internal._embed_texts(array['hello'], memory_internal._settings_json() || %s)",
+            (Jsonb(settings),),
+        ),
+        (
+            "select memory_internal._embed_texts(array['hello'], memory_internal._settings_json() || %s)",
             (Jsonb({**settings, "openai_base_url": "file:///etc/passwd#"}),),
         ),
         (
-            "select memory._rerank('q', array['d'], memory._settings_json() || %s)",
+            "select memory_internal._rerank('q', array['d'], memory_internal._settings_json() || %s)",
             (Jsonb({"rerank": "http", "rerank_url": listener + "/rerank", "rerank_timeout_seconds": 1}),),
         ),
         (
-            'select * from memory._summarize_turns(\'[{"role": "user", "content": "hi"}]\', '
-            "memory._settings_json() || %s)",
+            'select * from memory_internal._summarize_turns(\'[{"role": "user", "content": "hi"}]\', '
+            "memory_internal._settings_json() || %s)",
             (Jsonb({**settings, "summarizer": "llm", "openai_chat_model": "m"}),),
         ),
-        ("select * from memory._secrets", ()),
+        ("select * from memory_internal._secrets", ()),
         *session_tricks,
     ]
 
@@ -360,7 +365,7 @@ def test_an_admin_stores_secrets_writes_settings_and_binds_roles(two_tenants):
     # every tenant's rows, for maintenance and the worker
     tenants = {t for (t,) in admin.execute("select distinct tenant_id from memory.turns")}
     assert {"acme", "globex"} <= tenants
-    assert db.execute("select origin from memory._secrets where name = 'openai_api_key'").fetchone()[0] == (
+    assert db.execute("select origin from memory_internal._secrets where name = 'openai_api_key'").fetchone()[0] == (
         "https://api.openai.com"
     )
 
@@ -416,5 +421,5 @@ def test_bad_administration_input_is_refused_by_name(db, call, error):
     with pytest.raises(psycopg.Error, match=re.escape(error)):
         db.execute(call)
     db.rollback()
-    assert db.execute("select count(*) from memory._secrets").fetchone()[0] == 0
+    assert db.execute("select count(*) from memory_internal._secrets").fetchone()[0] == 0
     assert db.execute("select count(*) from memory.tenant_roles").fetchone()[0] == 0

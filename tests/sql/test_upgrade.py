@@ -88,9 +88,10 @@ def test_upgrade_keeps_settings(bare_db, old_version):
 @pytest.mark.parametrize("old_version", RELEASED)
 def test_upgrade_records_only_new_incremental_files(bare_db, old_version):
     install(bare_db, old_version)
+    # Releases before 0.3.0 kept the record in schema memory.
     before = dict(bare_db.execute("select name, applied_in_version from memory._migration").fetchall())
     bare_db.execute("alter extension agent_memory update")
-    after = dict(bare_db.execute("select name, applied_in_version from memory._migration").fetchall())
+    after = dict(bare_db.execute("select name, applied_in_version from memory_internal._migration").fetchall())
     assert {name: after[name] for name in before} == before
     names = sorted(path.name for path in (ROOT / "sql" / "incremental").glob("*.sql"))
     assert sorted(after) == names
