@@ -222,6 +222,61 @@ drop trigger if exists config_validate on memory.config;
 create trigger config_validate before insert or update on memory.config
 for each row execute function memory_internal._config_validate();
 
+-- The memory.* settings this session has given a value (C: PostgreSQL lists no placeholder settings).
+create or replace function memory_internal._session_setting_names()
+returns text[]
+language c
+stable strict
+as '$libdir/agent_memory', 'agent_memory_session_setting_names';
+
+comment on function memory_internal._session_setting_names() is
+'Internal: the names (without "memory.") of the memory.* settings this session set, known or not.';
+
+-- The known setting closest to a misspelt name, or null.
+create or replace function memory_internal._closest_setting(name text) returns text
+language plpython3u
+stable strict
+as $$
+if GD.get("agent_memory_version") is None:
+    plpy.execute("select memory_internal._load_python()")
+from agent_memory_db.suggestions import closest
+keys = [row["key"] for row in plpy.execute("select key from memory.setting_definitions()")]
+return closest(name, keys)
+$$;
+
+comment on function memory_internal._closest_setting(text) is
+'Internal: the key of memory.setting_definitions() most like a misspelt one (for "did you mean").';
+
+-- Every memory.* setting this session set is known and valid: `set memory.wieght_dense = 1` or `set
+-- memory.weight_dense = 'abc'` is an error on the next call that reads settings (PostgreSQL accepts any
+-- memory.* name at `set`, so that is the earliest a mistake can be seen).
+create or replace function memory_internal._check_session_settings() returns void
+language plpgsql
+stable
+as $$
+declare
+    v_name text;
+    v_closest text;
+begin
+    foreach v_name in array memory_internal._session_setting_names() loop
+        continue when v_name = 'tenant_id';
+        if not exists (select from memory.setting_definitions() as s where s.key = v_name) then
+            v_closest := memory_internal._closest_setting(v_name);
+            raise exception using errcode = 'undefined_object',
+                message = format('agent_memory: unknown setting memory.%s%s', v_name,
+                                 case when v_closest is null then '' else format(' (did you mean memory.%s?)', v_closest) end),
+                hint = format('reset memory.%s; select key, description from memory.setting_definitions() '
+                              'lists the settings', v_name);
+        end if;
+        perform memory_internal._session_setting(v_name);
+    end loop;
+end
+$$;
+
+comment on function memory_internal._check_session_settings() is
+'Internal: an error naming the first memory.* setting of this session that is unknown (with the closest '
+'known one) or has a value of the wrong kind.';
+
 -- A session setting (`set memory.<key> = '...'`) as JSON of the setting's type.
 create or replace function memory_internal._session_setting(p_key text) returns jsonb
 language plpgsql
@@ -242,7 +297,8 @@ begin
     begin
         return memory_internal._validated_setting(p_key, v_raw::jsonb);
     exception when invalid_text_representation then
-        raise exception 'agent_memory: session setting memory.% is not a valid %: %', p_key, v_type, v_raw;
+        raise exception 'agent_memory: setting memory.% must be a JSON %, got %', p_key, v_type, v_raw
+            using errcode = 'invalid_parameter_value', hint = format('reset memory.%s, or set it to a %s', p_key, v_type);
     end;
 end
 $$;
@@ -256,8 +312,10 @@ language plpgsql
 stable
 as $$
 declare
-    v_value jsonb := memory_internal._session_setting(p_key);
+    v_value jsonb;
 begin
+    perform memory_internal._check_session_settings();
+    v_value := memory_internal._session_setting(p_key);
     if v_value is not null then
         return v_value;
     end if;

@@ -9,11 +9,13 @@ language plpgsql
 stable
 as $$
 begin
+    perform memory_internal._check_session_settings();
     return (select jsonb_object_agg(s.key, s.value) from memory.settings as s);
 end
 $$;
 
-comment on function memory_internal._settings_json() is 'Internal: every setting in force as one JSON object.';
+comment on function memory_internal._settings_json() is
+'Internal: every setting in force as one JSON object (an error if the session set an unknown or bad one).';
 
 -- Stores a secret (such as openai_api_key) where only the extension's owner can read it, for one origin
 -- (scheme://host[:port]): it is sent to no other, nor over another scheme. The origin is the one of

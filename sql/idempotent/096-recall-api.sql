@@ -67,6 +67,7 @@ declare
     v_scores double precision [];
     v_components jsonb [];
 begin
+    perform memory_internal._check_session_settings();  -- first, so that a bad setting's error is short
     if k is null or k < 1 then
         raise exception 'agent_memory: k must be at least 1, got %', k;
     end if;

@@ -121,3 +121,34 @@ def test_bad_session_setting_is_refused_when_read(db):
 def test_reading_an_unknown_key_is_an_error(db):
     with pytest.raises(psycopg.errors.RaiseException, match='unknown setting "nope"'):
         setting(db, "nope")
+
+
+def test_a_misspelt_session_setting_is_named_with_the_closest_one(db):
+    db.execute("set memory.wieght_dense = 1")
+    misspelt = r"memory.wieght_dense \(did you mean memory.weight_dense"
+    with pytest.raises(psycopg.errors.UndefinedObject, match=misspelt), db.transaction():
+        setting(db, "embedder")
+    db.execute("set memory.wieght_dense = ''")  # emptied, as reset leaves a setting PostgreSQL does not know
+    assert setting(db, "embedder") == "local"
+
+
+def test_an_unknown_setting_far_from_every_known_one_is_named_alone(db):
+    db.execute("set memory.colour = 'blue'")
+    with pytest.raises(psycopg.errors.UndefinedObject) as raised:
+        db.execute("select * from memory.recall('hello')")
+    assert raised.value.diag.message_primary == "agent_memory: unknown setting memory.colour"
+
+
+def test_the_tenant_setting_is_not_a_recall_setting_but_is_known(db):
+    db.execute("set memory.tenant_id = 'acme'")
+    assert setting(db, "embedder") == "local"
+
+
+def test_a_session_value_of_the_wrong_kind_is_one_line_with_a_hint(db):
+    db.execute("set memory.weight_dense = 'abc'")
+    with pytest.raises(psycopg.errors.InvalidParameterValue) as raised:
+        db.execute("select * from memory.recall('hello')")
+    diag = raised.value.diag
+    assert diag.message_primary == "agent_memory: setting memory.weight_dense must be a JSON number, got abc"
+    assert diag.message_hint == "reset memory.weight_dense, or set it to a number"
+    assert "array_agg" not in diag.context  # the recall statement's text is not repeated
