@@ -13,6 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agent_memory_db import sentences
+
 CONFIRMATIONS = frozenset(
     [
         "ok",
@@ -50,7 +52,6 @@ CONFIRMATIONS = frozenset(
 )
 HEARTBEAT = re.compile(r"^\s*(\[?heartbeat\]?|ping|pong|HEARTBEAT_OK|keep-?alive)\b", re.IGNORECASE)
 SLASH_COMMAND = re.compile(r"^\s*/[a-z][\w-]*(\s|$)", re.IGNORECASE)
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(frozen=True)
@@ -91,28 +92,41 @@ def is_noise(text: str, min_chars: int) -> bool:
     return len(stripped) < min_chars
 
 
+def _fitting(text: str, start: int, end: int, chunk_chars: int) -> list[tuple[int, int]]:
+    """A span cut into pieces of at most chunk_chars: at the last line break, else the last space, in the
+    second half of the limit, else hard."""
+    pieces = []
+    while end - start > chunk_chars:
+        limit = start + chunk_chars
+        cut = text.rfind("\n", start + chunk_chars // 2, limit)
+        if cut < 0:
+            cut = text.rfind(" ", start + chunk_chars // 2, limit)
+        cut = cut + 1 if cut > start else limit
+        pieces.append((start, cut))
+        start = cut
+    pieces.append((start, end))
+    return pieces
+
+
 def split_chunks(text: str, chunk_chars: int) -> list[str]:
-    """Splits on sentence ends (hard-cut only when one sentence is longer than a chunk)."""
+    """Splits between sentences and code blocks (sentences.py), cutting inside one only when it is longer
+    than a chunk; a chunk keeps the text between its sentences as written."""
     text = text.strip()
     if len(text) <= chunk_chars:
         return [text]
     chunks: list[str] = []
-    current = ""
-    for sentence in SENTENCE_END.split(text):
-        while len(sentence) > chunk_chars:
-            if current:
-                chunks.append(current)
-                current = ""
-            chunks.append(sentence[:chunk_chars])
-            sentence = sentence[chunk_chars:]
-        if current and len(current) + 1 + len(sentence) > chunk_chars:
-            chunks.append(current)
-            current = sentence
-        else:
-            current = f"{current} {sentence}" if current else sentence
-    if current:
-        chunks.append(current)
-    return chunks
+    first = last = -1
+    for span in sentences.spans(text):
+        for start, end in _fitting(text, span.start, span.end, chunk_chars):
+            if first >= 0 and end - first > chunk_chars:
+                chunks.append(text[first:last].strip())
+                first = -1
+            if first < 0:
+                first = start
+            last = end
+    if first >= 0:
+        chunks.append(text[first:last].strip())
+    return [chunk for chunk in chunks if chunk]
 
 
 def index_chunks(turns: Sequence[dict], policy: IndexPolicy) -> list[Chunk]:

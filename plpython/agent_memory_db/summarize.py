@@ -12,8 +12,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agent_memory_db.sentences import sentences as prose_sentences
+
 WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
-SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 STOPWORDS = frozenset(
     [
         "a",
@@ -190,9 +191,10 @@ class Summary:
 def _sentences(turns: Sequence[dict]) -> list[tuple[int, str, str]]:
     out = []
     for turn in turns:
+        if turn["role"] == "tool":  # a tool's output is what the summary's sentences talk about, not one
+            continue
         speaker = turn.get("name") or turn["role"]
-        for match in SENTENCE.finditer(turn["content"]):
-            sentence = match.group(0).strip()
+        for sentence in prose_sentences(turn["content"]):
             if len(WORD.findall(sentence)) >= 3:
                 out.append((len(out), speaker, sentence))
     return out

@@ -55,3 +55,25 @@ def test_llm_answer_is_parsed_even_in_a_code_fence():
 def test_bad_llm_answers_are_errors(answer, error):
     with pytest.raises(ValueError, match=error):
         parse_llm_summary(answer)
+
+
+def test_a_code_conversation_is_summarized_in_whole_sentences():
+    turns = [
+        {
+            "role": "user",
+            "content": "Migrate the DB layer from SQLAlchemy 1.4 to 2.0 and replace query.get with Session.get.",
+        },
+        {
+            "role": "assistant",
+            "content": "Pinned httpx==0.27 and the docs job passes.\n```\nuv pip install httpx==0.27\n```",
+        },
+        {
+            "role": "assistant",
+            "content": "I bumped the image to postgres:16 in .github/workflows/ci.yml for the test job.",
+        },
+        {"role": "tool", "content": "FAILED tests/test_db.py::test_unique - the unique constraint test failed again"},
+    ]
+    text = extractive(turns, max_sentences=5).text
+    assert "SQLAlchemy 1.4 to 2.0 and replace query.get with Session.get." in text
+    assert "httpx==0.27 and the docs job passes." in text and "uv pip install" not in text
+    assert "postgres:16 in .github/workflows/ci.yml for the test job." in text and "FAILED" not in text
