@@ -8,7 +8,9 @@ Pure functions over plain dicts so they are tested without a database.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -56,7 +58,7 @@ SLASH_COMMAND = re.compile(r"^\s*/[a-z][\w-]*(\s|$)", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class IndexPolicy:
-    roles: frozenset[str] = frozenset({"user", "assistant"})
+    roles: frozenset[str] = frozenset({"user", "assistant", "tool"})
     context_turns: int = 1
     min_chars: int = 12
     chunk_chars: int = 1500
@@ -129,25 +131,57 @@ def split_chunks(text: str, chunk_chars: int) -> list[str]:
     return [chunk for chunk in chunks if chunk]
 
 
+def _argument_text(value: object) -> str:
+    if isinstance(value, dict):
+        return " ".join(f"{key}: {_argument_text(item)}" for key, item in value.items())
+    if isinstance(value, list):
+        return " ".join(_argument_text(item) for item in value)
+    return "" if value is None else str(value)
+
+
+def tool_call_text(tool_calls: object) -> str:
+    """The tool calls of a turn as text to index, one line each: the tool's name, then each argument's name
+    and value (a command, a path, a query). Takes OpenAI's shape ({function: {name, arguments: JSON
+    text}}) and the plain one ({name, arguments or input: object})."""
+    lines = []
+    for call in tool_calls if isinstance(tool_calls, list) else []:
+        if not isinstance(call, dict):
+            continue
+        function = call["function"] if isinstance(call.get("function"), dict) else call
+        arguments = function.get("arguments", function.get("input"))
+        if isinstance(arguments, str):
+            with contextlib.suppress(ValueError):
+                arguments = json.loads(arguments)
+        lines.append(f"{function.get('name') or ''} {_argument_text(arguments)}".strip())
+    return "\n".join(line for line in lines if line)
+
+
+def indexed_text(turn: dict) -> str:
+    """What is indexed of a turn: its content, then its tool calls."""
+    calls = tool_call_text(turn.get("tool_calls"))
+    return f"{turn['content']}\n{calls}".strip() if calls else turn["content"]
+
+
 def index_chunks(turns: Sequence[dict], policy: IndexPolicy) -> list[Chunk]:
-    """Chunks to index for the turns of one session, given in order as dicts with turn_key, role and
-    content. A turn's first chunk carries the previous `context_turns` indexable turns as its context
+    """Chunks to index for the turns of one session, given in order as dicts with turn_key, role, content
+    and tool_calls. A turn's first chunk carries the previous `context_turns` indexable turns as its context
     (a turn alone often lacks the words of the question it answers) and the key of the turn just before
     it. Only the first policy.max_chars characters of a turn are indexed."""
     chunks: list[Chunk] = []
     context: list[tuple[int, str]] = []
     for turn in turns:
-        if turn["role"] not in policy.roles or is_noise(turn["content"], policy.min_chars):
+        own = indexed_text(turn)
+        if turn["role"] not in policy.roles or is_noise(own, policy.min_chars):
             continue
         recent = context[-policy.context_turns :] if policy.context_turns > 0 else []
         prefix = "\n".join(text for _, text in recent)
         before = recent[-1][0] if recent else None
-        for number, piece in enumerate(split_chunks(turn["content"][: policy.max_chars], policy.chunk_chars)):
+        for number, piece in enumerate(split_chunks(own[: policy.max_chars], policy.chunk_chars)):
             if number == 0:
                 chunks.append(Chunk(turn["turn_key"], number, piece, prefix, before))
             else:
                 chunks.append(Chunk(turn["turn_key"], number, piece))
-        context.append((turn["turn_key"], turn["content"].strip()[: policy.chunk_chars]))
+        context.append((turn["turn_key"], own.strip()[: policy.chunk_chars]))
     return chunks
 
 

@@ -35,8 +35,9 @@ as $$
          'What commit does about enrichment by default: queue a job, enrich now, or nothing.'),
         ('max_message_chars', '10000000', 'integer', null, 1, 100000000,
          'The longest message commit accepts, in characters (indexing reads the first index_max_chunks chunks).'),
-        ('index_roles', '["user", "assistant"]', 'array', '["user", "assistant", "system", "tool"]', null, null,
-         'Roles whose turns are indexed for recall (add "tool" or "system" to index those).'),
+        ('index_roles', '["user", "assistant", "tool"]', 'array', '["user", "assistant", "system", "tool"]', null, null,
+         'Roles whose turns are indexed for recall (a turn''s tool calls are indexed with it). After a change, '
+         || 'memory.reindex() re-indexes what was enriched before.'),
         ('index_context_turns', '1', 'integer', null, 0, 10,
          'How many preceding indexed turns are indexed together with a turn, as its context.'),
         ('index_min_chars', '12', 'integer', null, 0, 1000,
@@ -211,6 +212,12 @@ begin
     end if;
     new.updated_at := pg_catalog.now();
     new.updated_by := current_user;
+    if new.key in ('index_roles', 'index_context_turns', 'index_min_chars', 'chunk_chars', 'index_max_chunks',
+                   'text_search_config')
+        and (tg_op = 'INSERT' or old.value is distinct from new.value) then
+        raise notice 'agent_memory: index setting % changed: sessions enriched before keep their old index', new.key
+            using hint = 'select * from memory.reindex() queues them for re-indexing (agent-memory reindex)';
+    end if;
     return new;
 end
 $$;

@@ -70,7 +70,8 @@ declare
     v_vectors vector [];
 begin
     select coalesce(jsonb_agg(jsonb_build_object(
-                'turn_key', t.turn_key, 'role', t.role, 'name', t.name, 'content', t.content)
+                'turn_key', t.turn_key, 'role', t.role, 'name', t.name, 'content', t.content,
+                'tool_calls', t.tool_calls)
                 order by t.position), '[]'),
            sha256(convert_to(coalesce(string_agg(encode(t.content_sha256, 'hex'), ',' order by t.position), ''), 'UTF8'))
     into v_turns, v_source
@@ -240,6 +241,44 @@ $$;
 
 comment on function memory.enrich(text, text) is
 'Enriches one session now: index chunks, embeddings, summary and session embedding. Returns the counts.';
+
+-- After index settings change (roles, chunk size, context, text search configuration), sessions enriched
+-- before keep their old index: reindex queues them for enrichment again, which rewrites what the settings
+-- now produce and re-embeds only chunks whose text changed.
+create or replace function memory.reindex(agent_id text default null, session_id text default null)
+returns table (sessions bigint, jobs bigint)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_tenant text := memory.current_tenant();
+    v_session bigint;
+begin
+    if reindex.session_id is not null then
+        v_session := memory_internal._session_key(reindex.session_id, reindex.agent_id);
+    end if;
+    return query
+    with in_scope as (
+        select s.session_key from memory.sessions as s
+        where s.tenant_id = v_tenant
+            and (reindex.agent_id is null or s.agent_id = reindex.agent_id)
+            and (v_session is null or s.session_key = v_session)
+    ),
+    queued as (
+        insert into memory.jobs (tenant_id, kind, session_key)
+        select v_tenant, 'enrich', i.session_key from in_scope as i
+        on conflict (tenant_id, kind, session_key) where status = 'queued' do nothing
+        returning 1
+    )
+    select (select count(*) from in_scope), (select count(*) from queued);
+end
+$$;
+
+comment on function memory.reindex(text, text) is
+'Queues every session in scope (this tenant, optionally one agent or one session) for enrichment again, '
+'after index settings changed; unchanged chunks keep their vectors. Returns the sessions in scope and the '
+'jobs queued (a session already queued is not queued twice). Run the queue with call memory.work() or '
+'agent-memory worker.';
 
 create or replace function memory.set_summary(
     session_id text, summary text, decisions jsonb default '[]', open_loops jsonb default '[]',

@@ -15,7 +15,7 @@ def commit(db, messages, **options):
 
 def test_a_message_of_a_million_characters_is_stored_whole(db):
     text = "The deploy log says the cache warmed. " * 27_000
-    row = commit(db, [{"role": "tool", "content": text}, {"role": "user", "content": text}], enrich="none")
+    row = commit(db, [{"role": "system", "content": text}, {"role": "user", "content": text}], enrich="none")
     assert row.turns_added == 2
     stored = db.execute("select length(content) from memory.turns order by position").fetchall()
     assert stored == [(len(text),), (len(text),)]

@@ -25,14 +25,15 @@ def chunks(db):
     ).fetchall()
 
 
-def test_user_and_assistant_turns_are_indexed_with_the_previous_turn_as_context(db):
+def test_user_assistant_and_tool_turns_are_indexed_with_the_previous_turn_as_context(db):
     commit(db)
-    assert chunks(db) == [(0, 0, CHAT[0]["content"]), (1, 0, CHAT[1]["content"]), (5, 0, CHAT[5]["content"])]
+    indexed = [0, 1, 4, 5]
+    assert chunks(db) == [(position, 0, CHAT[position]["content"]) for position in indexed]
     context = db.execute(
         "select t.position, p.position from memory.chunks c join memory.turns t using (tenant_id, turn_key)"
         " left join memory.turns p on p.tenant_id = c.tenant_id and p.turn_key = c.context_turn_key order by 1"
     ).fetchall()
-    assert context == [(0, None), (1, 0), (5, 1)]
+    assert context == [(0, None), (1, 0), (4, 1), (5, 4)]
 
 
 def test_own_words_and_context_are_apart_in_the_full_text_vector(db):
@@ -47,10 +48,10 @@ def test_own_words_and_context_are_apart_in_the_full_text_vector(db):
 
 
 def test_indexed_roles_and_context_follow_the_settings(db):
-    db.execute('set memory.index_roles = \'["user", "assistant", "tool"]\'')
+    db.execute('set memory.index_roles = \'["user", "assistant"]\'')
     db.execute("set memory.index_context_turns = 0")
     commit(db)
-    assert [position for position, _, _ in chunks(db)] == [0, 1, 4, 5]
+    assert [position for position, _, _ in chunks(db)] == [0, 1, 5]
     assert chunks(db)[1][2] == CHAT[1]["content"]
 
 
@@ -75,7 +76,7 @@ def test_every_chunk_gets_a_local_embedding_and_the_session_a_summary_and_vector
         " (select count(*) from memory.session_embeddings),"
         " (select method from memory.summaries)"
     ).fetchone()
-    assert row == (3, 384, 1, "extractive")
+    assert row == (4, 384, 1, "extractive")
 
 
 def test_summary_lists_decisions_and_open_loops(db):
@@ -108,13 +109,13 @@ def test_enriching_again_reembeds_nothing_unchanged(db):
 def test_new_turns_are_embedded_and_change_the_summary_source(db):
     commit(db)
     commit(db, [*CHAT, {"role": "user", "content": "Also we need to pick a new logging vendor."}])
-    assert db.execute("select count(*) from memory.chunk_embeddings").fetchone()[0] == 4
+    assert db.execute("select count(*) from memory.chunk_embeddings").fetchone()[0] == 5
 
 
 def test_enrich_returns_counts(db):
     commit(db, enrich="none")
     row = db.execute("select chunks, embedded, summary is not null from memory.enrich('s1')").fetchone()
-    assert row == (3, 3, True)
+    assert row == (4, 4, True)
 
 
 def test_enrich_of_an_unknown_session_names_it(db):
@@ -136,7 +137,7 @@ def test_caller_summary_is_kept_by_later_enrichment(db):
 def test_with_no_embedder_enrichment_still_indexes_full_text(db):
     db.execute("set memory.embedder = 'none'")
     commit(db)
-    assert (len(chunks(db)), db.execute("select count(*) from memory.chunk_embeddings").fetchone()[0]) == (3, 0)
+    assert (len(chunks(db)), db.execute("select count(*) from memory.chunk_embeddings").fetchone()[0]) == (4, 0)
 
 
 def test_client_embedder_uses_the_callers_vectors(db):
@@ -162,7 +163,7 @@ def test_openai_embedder_calls_the_endpoint_with_the_key(db, http_stub):
     commit(db)
     assert db.execute(
         "select count(*), min(vector_dims(embedding)) from memory.chunk_embeddings where model = 'stub-embed'"
-    ).fetchone() == (3, 8)
+    ).fetchone() == (4, 8)
     path, body, auth = http_stub.requests[0]
     assert (path, body["model"], auth) == ("/v1/embeddings", "stub-embed", "Bearer sk-test")
 
@@ -171,7 +172,7 @@ def test_openai_embedder_retries_a_server_error(db, http_stub):
     openai_settings(db, http_stub)
     http_stub.fail_next = [503, 429]
     commit(db)
-    assert db.execute("select count(*) from memory.chunk_embeddings").fetchone()[0] == 3
+    assert db.execute("select count(*) from memory.chunk_embeddings").fetchone()[0] == 4
 
 
 def test_openai_embedder_failure_is_an_error_that_keeps_the_servers_message(db, http_stub):
@@ -220,5 +221,5 @@ def test_a_new_model_is_built_in_the_background_and_recall_switches_when_complet
         "building"
     )
     assert db.execute("select memory.recall_model()").fetchone()[0] == "all-MiniLM-L6-v2"
-    assert db.execute("select memory.reembed(100)").fetchone()[0] == 3
+    assert db.execute("select memory.reembed(100)").fetchone()[0] == 4
     assert db.execute("select memory.recall_model()").fetchone()[0] == "stub-embed"

@@ -151,6 +151,21 @@ def test_speaker_and_open_loop_are_one_or_zero(db):
     assert (signal(db, "open_loop", holds_open_loop=True), signal(db, "open_loop")) == (1, 0)
 
 
+def test_tool_result_is_minus_one_for_a_tools_output_only(db):
+    assert [signal(db, "tool_result", role=role) for role in ("tool", "user", "assistant")] == [-1, 0, 0]
+
+
+def test_a_tool_result_ranks_below_an_equally_relevant_turn_unless_its_weight_is_zero(db):
+    text = "The migration failed with NULLS NOT DISTINCT unsupported on this server."
+    messages = [{"role": "tool", "content": text}, {"role": "user", "content": text}]
+    db.execute("select * from memory.commit('s1', %s, enrich => 'now', metadata => '{}')", (Json(messages),))
+    ranked = "select role from memory.recall('NULLS NOT DISTINCT', weights => %s)"
+    assert [r for (r,) in db.execute(ranked, (Jsonb({"weight_neighbor": 0}),))] == ["user", "tool"]
+    neutral = Jsonb({"weight_neighbor": 0, "weight_tool_result": 0})
+    scores = db.execute("select score from memory.recall('NULLS NOT DISTINCT', weights => %s)", (neutral,)).fetchall()
+    assert scores[0][0] == pytest.approx(scores[1][0], abs=0.05)
+
+
 def test_summary_and_session_vector_are_their_z_scores(db):
     assert signal(db, "summary", summary_z=1.5) == pytest.approx(1.5)
     assert signal(db, "session_vector", session_vector_z=-0.5) == pytest.approx(-0.5)

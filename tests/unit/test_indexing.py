@@ -54,8 +54,30 @@ def test_context_is_the_previous_indexed_turns_kept_apart_from_the_turns_own_wor
 
 
 def test_roles_outside_the_policy_are_skipped():
-    chunks = index_chunks(turns("a tool result here", role="tool"), IndexPolicy())
-    assert chunks == []
+    assert index_chunks(turns("a system prompt here", role="system"), IndexPolicy()) == []
+    assert index_chunks(turns("a tool result here", role="tool"), IndexPolicy(roles=frozenset({"user"}))) == []
+
+
+def test_tool_results_are_indexed_by_default():
+    (chunk,) = index_chunks(turns("ERROR: NULLS NOT DISTINCT is not supported", role="tool"), IndexPolicy())
+    assert chunk.text == "ERROR: NULLS NOT DISTINCT is not supported"
+
+
+def test_tool_call_arguments_are_indexed_with_the_turn():
+    openai = {"function": {"name": "Bash", "arguments": '{"command": "pytest -q tests/test_db.py"}'}}
+    plain = {"name": "Read", "input": {"file_path": "/srv/app/db.py", "limit": 40}}
+    turn = {"turn_key": 1, "role": "assistant", "content": "Running the tests.", "tool_calls": [openai, plain]}
+    (chunk,) = index_chunks([turn], IndexPolicy())
+    assert (
+        chunk.text
+        == "Running the tests.\nBash command: pytest -q tests/test_db.py\nRead file_path: /srv/app/db.py limit: 40"
+    )
+
+
+def test_a_turn_of_tool_calls_alone_is_indexed_and_bad_calls_are_skipped():
+    calls = [{"function": {"name": "Grep", "arguments": "not json"}}, "junk", {"name": None}]
+    (chunk,) = index_chunks([{"turn_key": 1, "role": "assistant", "content": "", "tool_calls": calls}], IndexPolicy())
+    assert chunk.text == "Grep not json"
 
 
 def test_only_the_first_chunk_of_a_turn_carries_context():
