@@ -198,29 +198,48 @@ $$;
 comment on function memory_internal._embed_session(text, bigint, text) is
 'Internal: a session''s vector under one model, the normalized mean of its chunks'' vectors.';
 
--- The key of this tenant's session of an agent; an unknown one is an error that names it.
+-- The key of this tenant's session named session_id: of agent_id, or, when agent_id is null, of whichever
+-- agent has it (an error if several do). An unknown one is an error that says where the session is.
+-- Every call that addresses an existing session follows this rule; calls that create one default to
+-- agent 'default'.
 create or replace function memory_internal._session_key(session_id text, agent_id text) returns bigint
 language plpgsql
 stable
 as $$
 declare
-    v_session bigint;
+    v_keys bigint [];
+    v_agents text [];
+    v_where text;
 begin
-    select s.session_key into v_session from memory.sessions as s
-    where s.tenant_id = memory.current_tenant() and s.agent_id = _session_key.agent_id
-        and s.session_id = _session_key.session_id;
-    if not found then
-        raise exception 'agent_memory: no session "%" for agent "%" in tenant "%"',
-            _session_key.session_id, _session_key.agent_id, memory.current_tenant() using errcode = 'no_data_found';
+    select array_agg(s.session_key order by s.agent_id), array_agg(s.agent_id order by s.agent_id)
+    into v_keys, v_agents
+    from memory.sessions as s
+    where s.tenant_id = memory.current_tenant() and s.session_id = _session_key.session_id;
+    if _session_key.agent_id is null and cardinality(v_agents) = 1 then
+        return v_keys[1];
+    elsif _session_key.agent_id is null and cardinality(v_agents) > 1 then
+        raise exception 'agent_memory: session "%" exists for agents %: say which with agent_id',
+            _session_key.session_id, (select string_agg(format('"%s"', a), ', ') from unnest(v_agents) as a)
+            using errcode = 'invalid_parameter_value';
+    elsif _session_key.agent_id = any (v_agents) then
+        return v_keys[array_position(v_agents, _session_key.agent_id)];
     end if;
-    return v_session;
+    v_where := case when _session_key.agent_id is null then '' else format(' for agent "%s"', _session_key.agent_id) end;
+    if v_agents is not null then
+        raise exception 'agent_memory: no session "%"%; it exists for agent %', _session_key.session_id, v_where,
+            (select string_agg(format('"%s"', a), ', ') from unnest(v_agents) as a)
+            using errcode = 'no_data_found', hint = 'pass that agent_id, or leave agent_id out';
+    end if;
+    raise exception 'agent_memory: no session "%"% in tenant "%"', _session_key.session_id, v_where,
+        memory.current_tenant() using errcode = 'no_data_found';
 end
 $$;
 
 comment on function memory_internal._session_key(text, text) is
-'Internal: the key of a session of this tenant, or an error naming the session, agent and tenant.';
+'Internal: the key of a session of this tenant (of any agent when agent_id is null, if only one has it), '
+'or an error naming the session and the agents that have it.';
 
-create or replace function memory.enrich(session_id text, agent_id text default 'default')
+create or replace function memory.enrich(session_id text, agent_id text default null)
 returns table (session_key bigint, chunks integer, embedded integer, summary text)
 language plpgsql
 as $$
@@ -240,7 +259,8 @@ end
 $$;
 
 comment on function memory.enrich(text, text) is
-'Enriches one session now: index chunks, embeddings, summary and session embedding. Returns the counts.';
+'Enriches one session now: index chunks, embeddings, summary and session embedding. Returns the counts. '
+'Without agent_id, the session of whichever agent has it.';
 
 -- After index settings change (roles, chunk size, context, text search configuration), sessions enriched
 -- before keep their old index: reindex queues them for enrichment again, which rewrites what the settings
@@ -282,7 +302,7 @@ comment on function memory.reindex(text, text) is
 
 create or replace function memory.set_summary(
     session_id text, summary text, decisions jsonb default '[]', open_loops jsonb default '[]',
-    agent_id text default 'default'
+    agent_id text default null
 ) returns void
 language plpgsql
 as $$

@@ -1,7 +1,10 @@
 -- Remembered facts: what an agent (or its user) asks to keep, stored as turns of one session per
--- agent, 'remembered', so they are enriched, recalled, judged and forgotten like any other turn.
+-- agent, 'remembered', so they are enriched, recalled, judged and forgotten like any other turn. A fact
+-- is enriched as it is remembered (enrich => 'now'), so the next recall, even in the same transaction,
+-- finds it.
 create or replace function memory.remember(
-    content text, kind text default 'fact', agent_id text default 'default', metadata jsonb default '{}'
+    content text, kind text default 'fact', agent_id text default 'default', metadata jsonb default '{}',
+    enrich text default 'now'
 ) returns table (turn_id bigint, session_id text, added boolean)
 language plpgsql
 as $$
@@ -31,7 +34,7 @@ begin
             'role', 'user', 'content', v_text, 'id', v_id,
             'metadata', remember.metadata || jsonb_build_object('kind', remember.kind)
         )),
-        agent_id => remember.agent_id, source => 'remember'
+        agent_id => remember.agent_id, source => 'remember', enrich => remember.enrich
     ) as c;
     return query
     select t.turn_key, 'remembered'::text, v_added > 0
@@ -42,7 +45,8 @@ begin
 end
 $$;
 
-comment on function memory.remember(text, text, text, jsonb) is
+comment on function memory.remember(text, text, text, jsonb, text) is
 'Keeps a fact, preference, rule, decision, event, observation or skill for an agent: a turn of its session '
-'''remembered'' (enriched, recalled, judged and forgotten like any turn). Remembering the same text again '
-'adds nothing. Returns the turn_id and whether it was new.';
+'''remembered'' (enriched, recalled, judged and forgotten like any turn). enrich: now (the default: '
+'recallable at once, in the same transaction), queue or none. Remembering the same text again adds '
+'nothing. Returns the turn_id and whether it was new.';

@@ -1,7 +1,7 @@
 -- Forgetting and exporting sessions. forget() removes a session and everything derived from it (turns,
 -- chunks, vectors, summary, jobs, feedback; full-text statistics and speakers follow) in one transaction.
 -- export() gives sessions back in the shape memory.commit takes, so an export re-imports idempotently.
-create or replace function memory.forget(session_id text, agent_id text default 'default')
+create or replace function memory.forget(session_id text, agent_id text default null)
 returns table (session_key bigint, turns_removed integer, chunks_removed integer)
 language plpgsql
 as $$
@@ -12,6 +12,7 @@ declare
     v_turns integer;
     v_chunks integer;
     v_names text [];
+    v_agent text := (select s.agent_id from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = v_session);
 begin
     select count(*), coalesce(array_agg(distinct t.name) filter (where t.name is not null), '{}')
     into v_turns, v_names
@@ -20,7 +21,7 @@ begin
     -- Turns, chunks, vectors, summary, jobs and feedback go with the session (foreign keys cascade).
     delete from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = v_session;
     delete from memory.speakers as p
-    where p.tenant_id = v_tenant and p.agent_id = forget.agent_id and p.name = any (v_names)
+    where p.tenant_id = v_tenant and p.agent_id = v_agent and p.name = any (v_names)
         and not exists (
             select from memory.turns as t
             where t.tenant_id = v_tenant and t.agent_id = p.agent_id and t.name = p.name
@@ -30,8 +31,9 @@ end
 $$;
 
 comment on function memory.forget(text, text) is
-'Removes a session of an agent and everything derived from it (turns, chunks, vectors, summary, jobs, '
-'feedback, full-text statistics, speakers no other turn has) in one transaction. Returns what was removed.';
+'Removes a session (of agent_id, or of whichever agent has it) and everything derived from it (turns, chunks, '
+'vectors, summary, jobs, feedback, full-text statistics, speakers no other turn has) in one transaction. '
+'Returns what was removed.';
 
 create or replace function memory.export(agent_id text default null, session_id text default null)
 returns table (agent_id text, session_id text, session jsonb)

@@ -37,3 +37,9 @@ begin
     where s.builtin and s.function like 'memory.signal\_%';
 end
 $move$;
+
+-- remember gained an enrich argument (a remembered fact is recallable at once).
+drop function if exists memory.remember(text, text, text, jsonb);
+
+-- A session named without its agent (forget, enrich, reindex of whichever agent has it) is found by name.
+create index sessions_by_name on memory.sessions (tenant_id, session_id);

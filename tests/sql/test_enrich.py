@@ -119,7 +119,7 @@ def test_enrich_returns_counts(db):
 
 
 def test_enrich_of_an_unknown_session_names_it(db):
-    with pytest.raises(psycopg.errors.NoDataFound, match='no session "nope" for agent "default"'):
+    with pytest.raises(psycopg.errors.NoDataFound, match='no session "nope" in tenant'):
         db.execute("select * from memory.enrich('nope')")
 
 
