@@ -89,19 +89,30 @@ install_pgvector() {
 
 # The virtualenv holds the thin client (editable), the in-database package's dependencies (so the
 # pure-Python logic is unit-tested outside the server) and the lint and test tools.
+# The client's editable install must be a plain path in a .pth file (python-client/pyproject.toml sets
+# package-dir for that): an import-hook finder, as older provisions installed, hides the package from
+# mypy and pyright. Such an install is redone even when the requirements have not changed.
+hooked_install() {
+  grep -ls '^import __editable___' "$venv"/lib/python3*/site-packages/__editable__*agent_memory*.pth
+}
+
 install_venv() {
   local reqs stamp want
   reqs=("$root/plpython/requirements.txt" "$root/plpython/requirements-no-deps.txt" "$root/tests/requirements.txt"
         "$root/python-client/pyproject.toml")
   stamp=$venv/.agent_memory-stamp
   want=$(cat "${reqs[@]}" | sha256sum | cut -d' ' -f1)
-  [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
+  [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && ! hooked_install >/dev/null && return 0
   log "creating the virtualenv $venv"
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check \
     -r "$root/plpython/requirements.txt" -r "$root/tests/requirements.txt" -e "$root/python-client[mcp]"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
     -r "$root/plpython/requirements-no-deps.txt"
+  if hooked_install >&2; then
+    echo "the editable install of python-client still uses an import hook (above): type checkers cannot see it" >&2
+    exit 1
+  fi
   echo "$want" > "$stamp"
 }
 

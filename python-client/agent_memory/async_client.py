@@ -1,4 +1,5 @@
-"""AsyncMemory: Memory for asyncio, over psycopg's async connection pool. Same methods, awaited."""
+"""AsyncMemory: Memory for asyncio, over psycopg's async connection pool. Same methods, awaited, and the
+same rules for the connection and for agent_id (see agent_memory.client)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,19 @@ from typing import Any, TypeVar, Unpack
 import psycopg
 from pgvector.psycopg import register_vector_async
 from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 
 from agent_memory import calls, results
-from agent_memory.client import RESET_TENANT, SET_TENANT, check_arguments
-from agent_memory.errors import ConnectionFailed, from_psycopg
+from agent_memory.calls import Enrich, JsonInput, Kind, Message
+from agent_memory.client import RESET_TENANT, SET_TENANT, pool_timeout, pool_unavailable, resolve_dsn
+from agent_memory.errors import from_connect, from_psycopg
 
 T = TypeVar("T")
 
 
 class AsyncMemory:
-    """Long-term memory in PostgreSQL for asyncio. Open it with `async with AsyncMemory(dsn) as memory:`."""
+    """Long-term memory in PostgreSQL for asyncio: `async with AsyncMemory(dsn) as memory:` (or
+    `await memory.open()` and `await memory.close()`)."""
 
     def __init__(
         self,
@@ -29,12 +32,12 @@ class AsyncMemory:
         tenant: str | None = None,
         max_connections: int = 4,
     ) -> None:
-        check_arguments(dsn, pool, tenant)
+        url = resolve_dsn("AsyncMemory", dsn, pool, tenant)
         self.tenant = tenant
         self._owns_pool = pool is None
-        self._dsn = str(dsn)
+        self._dsn = url or ""
         if pool is None:
-            pool = AsyncConnectionPool(str(dsn), min_size=1, max_size=max_connections, open=False)
+            pool = AsyncConnectionPool(self._dsn, min_size=1, max_size=max_connections, open=False)
         self._pool = pool
 
     async def open(self) -> None:
@@ -43,7 +46,7 @@ class AsyncMemory:
             try:
                 await (await psycopg.AsyncConnection.connect(self._dsn)).close()
             except psycopg.Error as exc:
-                raise from_psycopg(exc) from exc
+                raise from_connect(exc) from exc
             await self._pool.open()
 
     async def close(self) -> None:
@@ -75,10 +78,12 @@ class AsyncMemory:
                     if procedure:
                         await conn.execute(RESET_TENANT)
                         await conn.set_autocommit(False)
+        except PoolClosed as exc:
+            raise pool_unavailable("AsyncMemory", self._owns_pool) from exc
+        except PoolTimeout as exc:
+            raise pool_timeout(exc) from exc
         except psycopg.Error as exc:
             raise from_psycopg(exc) from exc
-        except PoolTimeout as exc:
-            raise ConnectionFailed(f"no database connection available: {exc}") from exc
 
     async def _run(self, call: calls.Call[T]) -> T:
         async with self._connection(call.procedure) as conn, conn.cursor(row_factory=dict_row) as cursor:
@@ -87,7 +92,7 @@ class AsyncMemory:
         return call.result(rows)
 
     async def commit(
-        self, session_id: str, messages: Sequence[Mapping[str, Any]], **options: Unpack[calls.CommitOptions]
+        self, session_id: str, messages: Sequence[Message], **options: Unpack[calls.CommitOptions]
     ) -> results.Committed:
         """See Memory.commit."""
         return await self._run(calls.commit(session_id, messages, options))
@@ -114,12 +119,13 @@ class AsyncMemory:
         self,
         content: str,
         *,
-        kind: str | None = None,
+        kind: Kind | None = None,
         agent_id: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, JsonInput] | None = None,
+        enrich: Enrich | None = None,
     ) -> results.Remembered:
         """See Memory.remember."""
-        return await self._run(calls.remember(content, kind, agent_id, metadata))
+        return await self._run(calls.remember(content, kind, agent_id, metadata, enrich))
 
     async def bootstrap(
         self, *, agent_id: str | None = None, max_chars: int | None = None, sessions: int | None = None
@@ -141,9 +147,15 @@ class AsyncMemory:
         """See Memory.stats."""
         return await self._run(calls.stats(agent_id))
 
-    async def export(self, *, agent_id: str | None = None, session_id: str | None = None) -> list[dict[str, Any]]:
+    async def export(
+        self, *, agent_id: str | None = None, session_id: str | None = None
+    ) -> list[results.ExportedSession]:
         """See Memory.export."""
         return await self._run(calls.export(agent_id, session_id))
+
+    async def reindex(self, *, agent_id: str | None = None, session_id: str | None = None) -> results.Reindexed:
+        """See Memory.reindex."""
+        return await self._run(calls.reindex(agent_id, session_id))
 
     async def health(self) -> results.Health:
         """See Memory.health."""

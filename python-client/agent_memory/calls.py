@@ -1,7 +1,8 @@
 """Each client method as one SQL call: the statement, its parameters, and how rows become results.
 
 Memory and AsyncMemory both run these, so the SQL lives in one place. Arguments the caller leaves as
-None are not passed at all, so the database's own defaults (and settings) apply.
+None are not passed at all, so the database's own defaults (and settings) apply, agent_id's included
+(the rule is in agent_memory.client's docstring).
 """
 
 from __future__ import annotations
@@ -9,13 +10,24 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Generic, TypedDict, TypeVar
+from typing import Any, Generic, Literal, TypeAlias, TypedDict, TypeVar, cast
 
 from pgvector import Vector
 from psycopg import sql
 from psycopg.types.json import Json, Jsonb
 
 from agent_memory import results
+
+# The closed sets the SQL functions check, as types (a wrong value fails the type check, not only the call).
+Level: TypeAlias = Literal["turn", "session"]
+Enrich: TypeAlias = Literal["queue", "now", "none"]
+Kind: TypeAlias = Literal["fact", "preference", "rule", "decision", "event", "observation", "skill"]
+EntityMode: TypeAlias = Literal["any", "all"]
+# JSON the caller passes (metadata, weights): any mapping or sequence of JSON values.
+JsonInput: TypeAlias = Mapping[str, "JsonInput"] | Sequence["JsonInput"] | str | int | float | bool | None
+# A message for memory.commit: {role, content, id?, created_at?, name?, tool_calls?, tool_call_id?, tokens?,
+# metadata?, embedding?}; the database checks it and names the first problem. ExportedMessage is one.
+Message: TypeAlias = Mapping[str, object]
 
 T = TypeVar("T")
 Rows = list[dict[str, Any]]
@@ -57,12 +69,12 @@ def function(name: str, result: Callable[[Rows], T], **args: Any) -> Call[T]:
 class CommitOptions(TypedDict, total=False):
     agent_id: str | None
     source: str | None
-    started_at: datetime | None
+    started_at: datetime | str | None  # a datetime, or an ISO 8601 string as export gives it
     model: str | None
     tokens_in: int | None
     tokens_out: int | None
-    metadata: Mapping[str, Any] | None
-    enrich: str | None
+    metadata: Mapping[str, JsonInput] | None
+    enrich: Enrich | None
 
 
 class RecallFilters(TypedDict, total=False):
@@ -71,17 +83,17 @@ class RecallFilters(TypedDict, total=False):
     until: datetime | None
     source: str | None
     entities: Sequence[str] | None
-    entity_mode: str | None
-    weights: Mapping[str, Any] | None
+    entity_mode: EntityMode | None
+    weights: Mapping[str, JsonInput] | None  # settings for this call, e.g. {"weight_dense": 0.5}
     query_vector: Sequence[float] | None
 
 
 class RecallOptions(RecallFilters, total=False):
     k: int | None
-    level: str | None
+    level: Level | None
 
 
-def _jsonb(value: Mapping[str, Any] | None) -> Jsonb | None:
+def _jsonb(value: Mapping[str, JsonInput] | None) -> Jsonb | None:
     return None if value is None else Jsonb(dict(value))
 
 
@@ -94,7 +106,7 @@ def _filters(options: RecallFilters) -> dict[str, Any]:
     return args
 
 
-def commit(session_id: str, messages: Sequence[Mapping[str, Any]], options: CommitOptions) -> Call[results.Committed]:
+def commit(session_id: str, messages: Sequence[Message], options: CommitOptions) -> Call[results.Committed]:
     args: dict[str, Any] = dict(options)
     args["metadata"] = _jsonb(options.get("metadata"))
     # commit's messages parameter is json (it looks for NUL characters in the text before parsing).
@@ -118,10 +130,20 @@ def feedback(turn_id: int, helpful: bool, query: str | None, note: str | None) -
 
 
 def remember(
-    content: str, kind: str | None, agent_id: str | None, metadata: Mapping[str, Any] | None
+    content: str,
+    kind: Kind | None,
+    agent_id: str | None,
+    metadata: Mapping[str, JsonInput] | None,
+    enrich: Enrich | None,
 ) -> Call[results.Remembered]:
     return function(
-        "remember", _one(results.Remembered), content=content, kind=kind, agent_id=agent_id, metadata=_jsonb(metadata)
+        "remember",
+        _one(results.Remembered),
+        content=content,
+        kind=kind,
+        agent_id=agent_id,
+        metadata=_jsonb(metadata),
+        enrich=enrich,
     )
 
 
@@ -145,8 +167,16 @@ def stats(agent_id: str | None) -> Call[list[results.AgentStats]]:
     return function("stats", _all(results.AgentStats), agent_id=agent_id)
 
 
-def export(agent_id: str | None, session_id: str | None) -> Call[list[dict[str, Any]]]:
-    return function("export", lambda rows: [row["session"] for row in rows], agent_id=agent_id, session_id=session_id)
+def reindex(agent_id: str | None, session_id: str | None) -> Call[results.Reindexed]:
+    return function("reindex", _one(results.Reindexed), agent_id=agent_id, session_id=session_id)
+
+
+def _sessions(rows: Rows) -> list[results.ExportedSession]:
+    return [cast(results.ExportedSession, row["session"]) for row in rows]
+
+
+def export(agent_id: str | None, session_id: str | None) -> Call[list[results.ExportedSession]]:
+    return function("export", _sessions, agent_id=agent_id, session_id=session_id)
 
 
 def health() -> Call[results.Health]:

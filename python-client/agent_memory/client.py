@@ -7,13 +7,19 @@
         for hit in memory.recall("when do we deploy?"):
             print(hit.score, hit.content)
 
-The client opens a connection pool from a connection string, or uses the caller's pool (which it then
-leaves open). It never runs DDL and has no default credentials. With tenant= every call runs as that
-tenant (memory.tenant_id, set for the call's transaction only).
+The client opens a connection pool from a connection string (else $DATABASE_URL), or uses the caller's
+pool (which it then leaves open). It never runs DDL and has no default credentials. With tenant= every
+call runs as that tenant (memory.tenant_id, set for the call's transaction only).
+
+agent_id, in every method: when it is left out, calls that read or address stored data (recall,
+explain_recall, bootstrap, context_for_task, stats, export, forget, enrich, reindex) cover every agent of
+the tenant, and a session named without an agent must then exist under one agent only; calls that store
+data (commit, remember) write to agent "default".
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar, Unpack
@@ -21,10 +27,11 @@ from typing import Any, TypeVar, Unpack
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from agent_memory import calls, results
-from agent_memory.errors import ConnectionFailed, from_psycopg
+from agent_memory.calls import Enrich, JsonInput, Kind, Message
+from agent_memory.errors import CHECK_DSN, ConnectionFailed, from_connect, from_psycopg
 
 T = TypeVar("T")
 # Local to the call's transaction; procedures run outside one, so for them it is set and then reset.
@@ -32,11 +39,36 @@ SET_TENANT = "select set_config('memory.tenant_id', %s, %s)"
 RESET_TENANT = "reset memory.tenant_id"
 
 
-def check_arguments(dsn: str | None, pool: object, tenant: str | None) -> None:
-    if (dsn is None) == (pool is None):
-        raise ValueError("pass either a connection string (dsn) or a connection pool (pool), not both or neither")
+def resolve_dsn(client: str, dsn: str | None, pool: object, tenant: str | None) -> str | None:
+    """The connection string to open a pool with (dsn, else $DATABASE_URL), or None when a pool is given."""
     if tenant is not None and not tenant.strip():
         raise ValueError("tenant must not be empty")
+    if dsn is not None and pool is not None:
+        raise ValueError(f"{client}: pass a connection string (dsn) or a connection pool (pool=), not both")
+    if pool is not None:
+        return None
+    dsn = dsn if dsn is not None else os.environ.get("DATABASE_URL")
+    if not dsn:
+        raise ValueError(
+            f"{client} got no connection string, no pool and no $DATABASE_URL: pass one, as in "
+            f'{client}("postgresql://user@host/dbname") or {client}(pool=a_psycopg_pool), or set $DATABASE_URL'
+        )
+    return dsn
+
+
+def pool_unavailable(client: str, owns_pool: bool) -> ConnectionFailed:
+    """The error for a call on a pool that is not open: what the caller has to do instead."""
+    if not owns_pool:
+        return ConnectionFailed(f"the pool given to {client}(pool=...) is not open: open it first (pool.open())")
+    if client == "AsyncMemory":
+        return ConnectionFailed(
+            "AsyncMemory is not open: use `async with AsyncMemory(...) as memory:` or call `await memory.open()` first"
+        )
+    return ConnectionFailed(f"this {client} is closed: create a new one (or use it inside `with {client}(...)`)")
+
+
+def pool_timeout(exc: PoolTimeout) -> ConnectionFailed:
+    return ConnectionFailed(f"no database connection available: {exc}; {CHECK_DSN}")
 
 
 def _first_connection(dsn: str) -> None:
@@ -44,11 +76,15 @@ def _first_connection(dsn: str) -> None:
     try:
         psycopg.connect(dsn).close()
     except psycopg.Error as exc:
-        raise from_psycopg(exc) from exc
+        raise from_connect(exc) from exc
 
 
 class Memory:
-    """Long-term memory in PostgreSQL, synchronous. Thread-safe: calls share the pool."""
+    """Long-term memory in PostgreSQL, synchronous. Thread-safe: calls share the pool.
+
+    Memory(dsn) opens a pool (dsn left out: $DATABASE_URL); Memory(pool=p) uses the caller's. For agent_id
+    left out, see the module docstring.
+    """
 
     def __init__(
         self,
@@ -58,12 +94,13 @@ class Memory:
         tenant: str | None = None,
         max_connections: int = 4,
     ) -> None:
-        check_arguments(dsn, pool, tenant)
+        url = resolve_dsn("Memory", dsn, pool, tenant)
         self.tenant = tenant
         self._owns_pool = pool is None
         if pool is None:
-            _first_connection(str(dsn))
-            pool = ConnectionPool(str(dsn), min_size=1, max_size=max_connections, open=True)
+            assert url is not None
+            _first_connection(url)
+            pool = ConnectionPool(url, min_size=1, max_size=max_connections, open=True)
         self._pool = pool
 
     def close(self) -> None:
@@ -94,10 +131,12 @@ class Memory:
                     if procedure:
                         conn.execute(RESET_TENANT)
                         conn.autocommit = False
+        except PoolClosed as exc:
+            raise pool_unavailable("Memory", self._owns_pool) from exc
+        except PoolTimeout as exc:
+            raise pool_timeout(exc) from exc
         except psycopg.Error as exc:
             raise from_psycopg(exc) from exc
-        except PoolTimeout as exc:
-            raise ConnectionFailed(f"no database connection available: {exc}") from exc
 
     def _run(self, call: calls.Call[T]) -> T:
         with self._connection(call.procedure) as conn, conn.cursor(row_factory=dict_row) as cursor:
@@ -105,7 +144,7 @@ class Memory:
         return call.result(rows)
 
     def commit(
-        self, session_id: str, messages: Sequence[Mapping[str, Any]], **options: Unpack[calls.CommitOptions]
+        self, session_id: str, messages: Sequence[Message], **options: Unpack[calls.CommitOptions]
     ) -> results.Committed:
         """Stores a session's messages; only new ones are added (memory.commit). enrich: queue, now or none."""
         return self._run(calls.commit(session_id, messages, options))
@@ -132,12 +171,14 @@ class Memory:
         self,
         content: str,
         *,
-        kind: str | None = None,
+        kind: Kind | None = None,
         agent_id: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, JsonInput] | None = None,
+        enrich: Enrich | None = None,
     ) -> results.Remembered:
-        """Keeps a fact, preference, rule, decision, event, observation or skill (memory.remember)."""
-        return self._run(calls.remember(content, kind, agent_id, metadata))
+        """Keeps a fact, preference, rule, decision, event, observation or skill (memory.remember); enriched
+        at once unless enrich says otherwise, so it is recallable at once."""
+        return self._run(calls.remember(content, kind, agent_id, metadata, enrich))
 
     def bootstrap(
         self, *, agent_id: str | None = None, max_chars: int | None = None, sessions: int | None = None
@@ -159,9 +200,13 @@ class Memory:
         """Per agent: sessions, turns, chunks, vectors, summaries, feedback, pending jobs (memory.stats)."""
         return self._run(calls.stats(agent_id))
 
-    def export(self, *, agent_id: str | None = None, session_id: str | None = None) -> list[dict[str, Any]]:
+    def export(self, *, agent_id: str | None = None, session_id: str | None = None) -> list[results.ExportedSession]:
         """Sessions in the shape commit takes (memory.export)."""
         return self._run(calls.export(agent_id, session_id))
+
+    def reindex(self, *, agent_id: str | None = None, session_id: str | None = None) -> results.Reindexed:
+        """Queues re-enrichment of the sessions in scope, after index settings changed (memory.reindex)."""
+        return self._run(calls.reindex(agent_id, session_id))
 
     def health(self) -> results.Health:
         """Versions and whether the embedder works (memory.health)."""

@@ -1,10 +1,14 @@
-"""What the client's methods return: one dataclass per SQL function's row, fields named as its columns."""
-
-from __future__ import annotations
+"""What the client's methods return: one dataclass per SQL function's row, fields named as its columns;
+JSON the functions return (recall's components, export's sessions) as TypedDicts of the same shape."""
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Literal, NotRequired, TypeAlias, TypedDict
+
+# A JSON value as the database returns it (jsonb, parsed).
+JsonValue: TypeAlias = dict[str, "JsonValue"] | list["JsonValue"] | str | int | float | bool | None
+Role: TypeAlias = Literal["user", "assistant", "system", "tool"]
+Section: TypeAlias = Literal["remembered", "open_loop", "decision", "recent_session"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,39 @@ class Enriched:
     summary: str | None
 
 
+class Signal(TypedDict):
+    """One signal of a recall candidate's components. Fusion signals also have rank and z (None when the
+    candidate is not in that list); value is None when the signal did not apply."""
+
+    value: float | None
+    weight: float
+    contribution: float
+    rank: NotRequired[int | None]
+    z: NotRequired[float | None]
+
+
+class Rerank(TypedDict):
+    """The rerank stage's score for a candidate, or why it failed."""
+
+    score: float | None
+    error: str | None
+
+
+class Components(TypedDict):
+    """Why a candidate ranked where it did: every signal of memory.signal_definitions() by name, the fused
+    score, the chunk that matched, the embedding model, the fusion method, the speakers the query named, what
+    recall had to do without (degraded), and the rerank stage (None when it is off)."""
+
+    signals: dict[str, Signal]
+    fused: float
+    chunk_no: int | None
+    model: str | None
+    fusion: str | None
+    speakers_matched: list[str] | None
+    degraded: list[str] | None
+    rerank: Rerank | None
+
+
 @dataclass(frozen=True)
 class Hit:
     """One memory.recall result: a turn (or, at level session, a session's best turn) and why it ranked."""
@@ -37,13 +74,13 @@ class Hit:
     agent: str
     turn_id: int
     message_id: str | None
-    role: str
+    role: Role
     speaker: str | None
     created_at: datetime
     content: str
     summary: str | None
     score: float
-    components: dict[str, Any] = field(repr=False)
+    components: Components = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -57,7 +94,7 @@ class Candidate:
     content: str
     score: float
     fused: float
-    components: dict[str, Any] = field(repr=False)
+    components: Components = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -82,13 +119,13 @@ class Remembered:
 class BootstrapItem:
     """One item of memory.bootstrap: remembered, open_loop, decision or recent_session."""
 
-    section: str
+    section: Section
     session_id: str
     at: datetime
     content: str
 
 
-SECTION_TITLES = {
+SECTION_TITLES: dict[str, str] = {
     "remembered": "Remembered",
     "open_loop": "Open loops",
     "decision": "Decisions",
@@ -148,6 +185,44 @@ class Forgotten:
     session_key: int
     turns_removed: int
     chunks_removed: int
+
+
+@dataclass(frozen=True)
+class Reindexed:
+    """memory.reindex: the sessions in scope and the enrichment jobs queued for them."""
+
+    sessions: int
+    jobs: int
+
+
+class ExportedMessage(TypedDict):
+    """One message of an exported session, as memory.commit takes it (keys that are null are left out)."""
+
+    id: NotRequired[str]
+    role: Role
+    name: NotRequired[str]
+    content: str
+    tool_calls: NotRequired[JsonValue]
+    tool_call_id: NotRequired[str]
+    tokens: NotRequired[int]
+    metadata: NotRequired[dict[str, JsonValue]]
+    created_at: str  # ISO 8601
+
+
+class ExportedSession(TypedDict):
+    """One session of memory.export: what memory.commit takes, plus the caller's summary when there is one.
+    Commit it again with commit(s["session_id"], s["messages"], agent_id=s["agent_id"], ...)."""
+
+    agent_id: str
+    session_id: str
+    source: NotRequired[str]
+    model: NotRequired[str]
+    started_at: str  # ISO 8601
+    tokens_in: NotRequired[int]
+    tokens_out: NotRequired[int]
+    metadata: dict[str, JsonValue]
+    summary: NotRequired[str]
+    messages: list[ExportedMessage]
 
 
 @dataclass(frozen=True)

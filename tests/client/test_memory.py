@@ -1,6 +1,9 @@
 """The Python client (Memory, AsyncMemory) against the real server with the real extension."""
 
 import asyncio
+import inspect
+import re
+import typing
 from datetime import datetime
 
 import pytest
@@ -11,12 +14,22 @@ from agent_memory import (
     AsyncMemory,
     Bootstrap,
     Committed,
+    Components,
     ConnectionFailed,
+    Enrich,
+    EntityMode,
+    ExportedMessage,
+    ExportedSession,
     Hit,
     InvalidInput,
+    Kind,
+    Level,
     Memory,
     NotFound,
     NotInstalled,
+    Reindexed,
+    Signal,
+    calls,
 )
 
 CHAT = [
@@ -47,6 +60,14 @@ def test_commit_then_recall_returns_typed_hits(memory):
     hit = hits[0]
     assert (hit.message_id, hit.speaker, hit.session_id, hit.agent) == ("a1", "Ana", "chat-1", "bot")
     assert isinstance(hit.created_at, datetime) and hit.score > 0 and "lexical" in hit.components["signals"]
+
+
+def test_components_have_the_keys_of_their_typed_dicts(memory):
+    memory.commit("chat-1", CHAT, enrich="now")
+    for found in (memory.recall("signing keys")[0], memory.explain_recall("signing keys")[0]):
+        assert found.components.keys() == Components.__annotations__.keys()
+        for signal in found.components["signals"].values():
+            assert Signal.__required_keys__ <= signal.keys() <= Signal.__annotations__.keys()
 
 
 def test_options_left_out_keep_the_databases_defaults(memory):
@@ -96,7 +117,7 @@ def test_explain_feedback_remember_bootstrap_forget_and_export(memory):
 def test_database_errors_become_client_errors_with_the_servers_message(memory):
     with pytest.raises(InvalidInput, match="message 0 has unknown role"):
         memory.commit("bad", [{"role": "robot", "content": "beep"}])
-    with pytest.raises(NotFound, match='no session "nope" for agent "default"'):
+    with pytest.raises(NotFound, match='no session "nope"'):
         memory.forget("nope")
     with pytest.raises(InvalidInput, match='unknown setting "weight_magic"'):
         memory.recall("x", weights={"weight_magic": 1})
@@ -106,7 +127,7 @@ def test_database_errors_become_client_errors_with_the_servers_message(memory):
 def test_a_database_without_the_extension_says_so(bare_db):
     info = bare_db.info
     url = f"postgresql://{info.user}@/{info.dbname}?host={info.host}&port={info.port}"
-    with Memory(url) as client, pytest.raises(NotInstalled, match="is the agent_memory extension installed"):
+    with Memory(url) as client, pytest.raises(NotInstalled, match="`agent-memory install`"):
         client.stats()
 
 
@@ -128,11 +149,27 @@ def test_a_callers_pool_is_used_and_left_open(dsn):
             assert conn.execute("select count(*) from memory.turns where tenant_id = 'acme'").fetchone()[0] == 2
 
 
-def test_bad_client_arguments_are_refused_before_connecting(dsn):
-    with pytest.raises(ValueError, match="either a connection string"):
-        Memory()
+def test_bad_client_arguments_are_refused_before_connecting(dsn, monkeypatch):
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    for client in (Memory, AsyncMemory):
+        with pytest.raises(ValueError, match=r"no connection string, no pool and no \$DATABASE_URL: pass one"):
+            client()
+    with ConnectionPool(dsn, min_size=1, max_size=1) as pool, pytest.raises(ValueError, match="not both"):
+        Memory(dsn, pool=pool)
     with pytest.raises(ValueError, match="tenant must not be empty"):
         Memory(dsn, tenant=" ")
+
+
+def test_without_a_dsn_the_client_reads_database_url(dsn, monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", dsn)
+    with Memory() as memory:
+        assert memory.commit("chat-1", CHAT).turns_added == 2
+
+    async def scenario():
+        async with AsyncMemory() as memory:
+            return [row.turns for row in await memory.stats()]
+
+    assert asyncio.run(scenario()) == [2]
 
 
 def test_async_memory_does_the_same_calls(dsn):
@@ -149,13 +186,186 @@ def test_async_memory_does_the_same_calls(dsn):
     assert asyncio.run(scenario()) == ("a2", pytest.approx(1.1), None)
 
 
-def test_unreachable_database_fails_at_once_with_the_reason():
-    with pytest.raises(ConnectionFailed, match=r"/nonexistent/\.s\.PGSQL\.1"):
+def test_unreachable_database_fails_at_once_with_the_reason_and_what_to_do():
+    with pytest.raises(ConnectionFailed, match=r"/nonexistent/\.s\.PGSQL\.1.*`agent-memory db start`"):
         Memory("postgresql://postgres@/x?host=/nonexistent&port=1")
 
     async def open_async():
         async with AsyncMemory("postgresql://postgres@/x?host=/nonexistent&port=1"):
             pass
 
-    with pytest.raises(ConnectionFailed, match="No such file or directory"):
+    with pytest.raises(ConnectionFailed, match=r"No such file or directory.*`agent-memory db start`"):
         asyncio.run(open_async())
+
+
+def test_an_unknown_host_names_it_and_says_to_check_the_connection_string():
+    with pytest.raises(ConnectionFailed, match=r"'nohost'.*check the connection string \(`agent-memory db url`"):
+        Memory("postgresql://nohost:1/x")
+
+
+def test_a_malformed_connection_string_is_invalid_input_naming_the_problem():
+    for client in (Memory, lambda dsn: asyncio.run(AsyncMemory(dsn).open())):
+        with pytest.raises(
+            InvalidInput, match=r'not a connection string \(missing "=" after "not".*agent-memory db url'
+        ):
+            client("not a dsn")
+
+
+def test_async_memory_used_without_opening_says_how_to_open_it(dsn):
+    async def scenario():
+        memory = AsyncMemory(dsn)
+        with pytest.raises(ConnectionFailed, match=r"use `async with AsyncMemory\(...\) as memory:` or .*open\(\)"):
+            await memory.recall("auth")
+        await memory.open()
+        assert await memory.recall("auth") == []
+        await memory.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_closed_client_or_pool_says_what_to_do(dsn):
+    memory = Memory(dsn)
+    memory.close()
+    with pytest.raises(ConnectionFailed, match="this Memory is closed: create a new one"):
+        memory.stats()
+    pool = ConnectionPool(dsn, open=False)
+    with pytest.raises(ConnectionFailed, match=r"the pool given to Memory\(pool=...\) is not open"):
+        Memory(pool=pool).stats()
+
+
+def test_memory_and_async_memory_have_the_same_methods():
+    def methods(cls):
+        return {
+            name: inspect.signature(member)
+            for name, member in inspect.getmembers(cls, inspect.isfunction)
+            if not name.startswith("_")
+        }
+
+    sync, async_ = methods(Memory), methods(AsyncMemory)
+    assert sync.keys() - {"close"} == async_.keys() - {"close", "open"}
+    for name, signature in sync.items():
+        if name != "close":
+            assert async_[name] == signature, name
+
+
+def test_every_agent_id_defaults_to_none():
+    for cls in (Memory, AsyncMemory):
+        for name, method in inspect.getmembers(cls, inspect.isfunction):
+            agent = inspect.signature(method).parameters.get("agent_id")
+            assert agent is None or agent.default is None, f"{cls.__name__}.{name}"
+
+
+READS = {  # the calls that read or address stored data, with no agent given
+    "recall": ("q", {}),
+    "explain_recall": ("q", {}),
+    "bootstrap": (None, None, None),
+    "context_for_task": ("t", None, None, None),
+    "stats": (None,),
+    "export": (None, None),
+    "forget": ("s", None),
+    "enrich": ("s", None),
+    "reindex": (None, None),
+}
+WRITES = {"commit": ("s", [], {}), "remember": ("fact", None, None, None, None)}
+
+
+@pytest.mark.parametrize(("name", "arguments"), [*READS.items(), *WRITES.items()])
+def test_an_agent_id_left_out_is_not_sent(name, arguments):
+    """The database's rule for a missing agent applies: every agent for reads, "default" for writes."""
+    assert "agent_id" not in getattr(calls, name)(*arguments).params
+
+
+@pytest.mark.parametrize(
+    ("closed_set", "call", "refusal"),
+    [
+        (Level, lambda m, bad: m.recall("x", level=bad), r"level must be (.*), got"),
+        (EntityMode, lambda m, bad: m.recall("x", entity_mode=bad), r"entity_mode must be (.*), got"),
+        (
+            Enrich,
+            lambda m, bad: m.commit("s", [{"role": "user", "content": "x"}], enrich=bad),
+            r"enrich must be (.*), got",
+        ),
+        (Kind, lambda m, bad: m.remember("x", kind=bad), r"kind must be one of (.*), got"),
+    ],
+)
+def test_the_literal_types_are_the_sets_the_database_checks(memory, closed_set, call, refusal):
+    with pytest.raises(InvalidInput) as refused:
+        call(memory, "bogus")
+    allowed = re.search(refusal, str(refused.value)).group(1)
+    assert set(re.split(r", | or ", allowed)) == set(typing.get_args(closed_set))
+
+
+def test_export_gives_typed_sessions_that_commit_takes_back(dsn):
+    chat = [
+        {**CHAT[0], "created_at": "2025-03-01T10:00:00Z", "metadata": {"lang": "en"}, "tokens": 12},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "function": {"name": "rotate"}}]},
+        {"role": "tool", "content": "rotated", "tool_call_id": "c1"},
+    ]
+    with Memory(dsn, tenant="acme") as acme, Memory(dsn, tenant="globex") as globex:
+        acme.commit("chat-1", chat, agent_id="bot", source="slack", model="m1", tokens_in=5, metadata={"team": "x"})
+        (session,) = acme.export()
+        assert ExportedSession.__required_keys__ <= session.keys() <= ExportedSession.__annotations__.keys()
+        for message in session["messages"]:
+            assert ExportedMessage.__required_keys__ <= message.keys() <= ExportedMessage.__annotations__.keys()
+        assert (session["source"], session["tokens_in"], session["metadata"]) == ("slack", 5, {"team": "x"})
+        assert session["messages"][0]["metadata"] == {"lang": "en"} and session["messages"][2]["tool_call_id"] == "c1"
+        committed = globex.commit(
+            session["session_id"],
+            session["messages"],
+            agent_id=session["agent_id"],
+            source=session.get("source"),
+            model=session.get("model"),
+            started_at=session["started_at"],
+            tokens_in=session.get("tokens_in"),
+            tokens_out=session.get("tokens_out"),
+            metadata=session["metadata"],
+        )
+        assert committed.turns_added == 3
+        assert globex.export() == [session]
+
+
+# These need the SQL rule for agent_id (memory_internal._session_key): a session named without an agent
+# is found under whichever agent has it, if only one does.
+def test_forget_and_enrich_without_an_agent_find_the_session_under_its_agent(memory):
+    committed = memory.commit("chat-1", CHAT, agent_id="coder", enrich="none")
+    assert memory.enrich("chat-1").session_key == committed.session_key
+    assert memory.forget("chat-1").turns_removed == 2
+    assert memory.stats() == []
+
+
+def test_a_session_under_two_agents_must_be_named_with_its_agent(memory):
+    memory.commit("chat-1", CHAT, agent_id="bot")
+    memory.commit("chat-1", CHAT, agent_id="coder")
+    with pytest.raises(InvalidInput, match='session "chat-1" exists for agents "bot", "coder"'):
+        memory.forget("chat-1")
+    with pytest.raises(InvalidInput, match='exists for agents "bot", "coder"'):
+        memory.enrich("chat-1")
+    assert memory.forget("chat-1", agent_id="coder").turns_removed == 2
+
+
+def test_not_found_says_which_agent_has_the_session(memory):
+    memory.commit("chat-1", CHAT, agent_id="coder")
+    with pytest.raises(NotFound, match='no session "chat-1" for agent "default"; it exists for agent "coder"'):
+        memory.forget("chat-1", agent_id="default")
+
+
+def test_a_remembered_fact_is_recallable_at_once(memory):
+    assert memory.remember("Deploys go out on Fridays.", kind="rule").added
+    assert [hit.content for hit in memory.recall("when do deploys go out?", k=1)] == ["Deploys go out on Fridays."]
+    assert memory.remember("Staging resets nightly.", enrich="queue").added
+    assert memory.work(5).processed == 1
+
+
+def test_reindex_queues_the_sessions_in_scope_once(memory, dsn):
+    memory.commit("chat-1", CHAT, agent_id="bot", enrich="now")
+    memory.commit("chat-2", CHAT, agent_id="coder", enrich="now")
+    assert memory.reindex(agent_id="bot") == Reindexed(sessions=1, jobs=1)
+    assert memory.reindex() == Reindexed(sessions=2, jobs=1)  # chat-1 is queued already
+    assert memory.reindex(session_id="chat-2") == Reindexed(sessions=1, jobs=0)
+    assert memory.work(10).processed == 2
+
+    async def scenario():
+        async with AsyncMemory(dsn) as client:
+            return await client.reindex(session_id="chat-2")
+
+    assert asyncio.run(scenario()) == Reindexed(sessions=1, jobs=1)
