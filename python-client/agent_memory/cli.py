@@ -15,16 +15,20 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from agent_memory import importers
+from agent_memory import hooks, importers
 from agent_memory.client import Memory
 from agent_memory.errors import AgentMemoryError, InvalidInput
 from agent_memory.formatting import plain, print_json, print_record, print_table, ranks, signals
-from agent_memory.localdb import DEFAULT_PORT, LocalServer, LocalServerError
+from agent_memory.localdb import DEFAULT_PORT, HOME_RULE, Home, LocalServer, LocalServerError, find_home
 from agent_memory.progress import Progress
 
 
+def _home(args: argparse.Namespace) -> Home:
+    return Home(Path(args.dir).resolve(), "--dir") if args.dir else find_home(Path.cwd(), os.environ)
+
+
 def _local_server(args: argparse.Namespace) -> LocalServer:
-    return LocalServer(directory=Path(args.dir).resolve(), port=args.port)
+    return LocalServer(directory=_home(args).directory, port=args.port)
 
 
 def _dsn(args: argparse.Namespace) -> str:
@@ -52,18 +56,26 @@ def _json_argument(text: str | None, what: str) -> Any:
 
 
 def cmd_db(args: argparse.Namespace) -> int:
-    server = _local_server(args)
+    home = _home(args)
+    server = LocalServer(directory=home.directory, port=args.port)
     if args.action == "start":
         started = server.start()
         print(f"{'started' if started else 'already running'}: {server.url()}")
-    elif args.action == "stop":
+        return 0
+    if args.action == "stop":
         print("stopped" if server.stop() else "not running")
-    elif args.action == "status":
-        running = server.running()
+        return 0
+    running = server.running()
+    if not running:
+        print(
+            f"agent-memory: no server running in {home.directory} (chosen as {home.reason}); choose another"
+            " with --dir or $AGENT_MEMORY_HOME, or use --dsn or $DATABASE_URL for any database",
+            file=sys.stderr,
+        )
+    if args.action == "status":
         print(f"{'running' if running else 'stopped'}: {server.url()}")
         return 0 if running else 3
-    else:
-        print(server.url(args.dbname))
+    print(server.url(args.dbname))
     return 0
 
 
@@ -115,8 +127,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def _messages_input(path: str) -> Any:
-    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    return _json_argument(text, "stdin" if path == "-" else path)
+    text = sys.stdin.read() if path == "-" else importers.read_text(Path(path))
+    return importers.parse_json(text, "stdin" if path == "-" else path)
 
 
 def cmd_commit(args: argparse.Namespace) -> int:
@@ -155,7 +167,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
         print("nothing recalled")
     else:
         columns = ["score", "turn_id", "session_id", "created_at", "speaker", "role", "content"]
-        print_table(hits, columns, {"content": 70, "created_at": 10})
+        print_table(hits, columns, {"content": 70})
     return 0
 
 
@@ -231,17 +243,22 @@ def cmd_import(args: argparse.Namespace) -> int:
     for problem in read.problems:
         print(f"agent-memory: {problem}", file=sys.stderr)
     if read.problems and not args.skip_invalid:
-        print("nothing imported (use --skip-invalid to import the rest)", file=sys.stderr)
+        if read.sessions:
+            print("nothing imported (use --skip-invalid to import the rest)", file=sys.stderr)
         return 1
     added = skipped = 0
+    invalid = len(read.problems)
     progress = Progress("import", len(read.sessions), "sessions")
     with _memory(args) as memory:
         for session in read.sessions:
             try:
-                committed = memory.commit(
-                    session.session_id,
-                    session.messages,
-                    **_session_options(session, args),
+                turns, refused = importers.commit(
+                    memory,
+                    session,
+                    agent_id=args.agent,
+                    source=f"import:{args.format}",
+                    enrich=args.enrich,
+                    skip_invalid=args.skip_invalid,
                 )
             except InvalidInput as exc:
                 if not args.skip_invalid:
@@ -249,24 +266,40 @@ def cmd_import(args: argparse.Namespace) -> int:
                 print(f"agent-memory: session {session.session_id} skipped: {exc}", file=sys.stderr)
                 skipped += 1
             else:
-                added += committed.turns_added
+                for problem in refused:
+                    print(f"agent-memory: {problem}", file=sys.stderr)
+                added += turns
+                invalid += len(refused)
             progress.advance()
     progress.finish()
     summary = {"sessions": len(read.sessions) - skipped, "turns_added": added, "skipped_sessions": skipped}
-    summary["invalid_lines"] = len(read.problems)
+    summary["invalid_lines"] = invalid
     print_json(summary) if args.json else print(", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in summary.items()))
-    return 0 if not skipped and not read.problems else 1
+    return 0 if not skipped and not invalid else 1
 
 
-def _session_options(session: importers.Session, args: argparse.Namespace) -> dict[str, Any]:
-    options = {
-        "agent_id": session.agent_id or args.agent,
-        "source": session.source or f"import:{args.format}",
-        "started_at": session.started_at,
-        "metadata": session.metadata or None,
-        "enrich": args.enrich,
-    }
-    return {key: value for key, value in options.items() if value is not None}
+def cmd_hook(args: argparse.Namespace) -> int:
+    def connect(seconds: float) -> Memory:
+        return Memory(hooks.bounded(_dsn(args), seconds), tenant=args.tenant, max_connections=1)
+
+    return hooks.run(
+        args.event,
+        sys.stdin,
+        connect,
+        agent_id=args.agent,
+        max_chars=args.max_chars,
+        timeout=args.timeout,
+        log=Path(args.log).expanduser(),
+    )
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        result = memory.reindex(agent_id=args.agent, session_id=args.session)
+    waiting = result.sessions - result.jobs  # memory.reindex does not queue a session twice
+    jobs = f"{result.jobs} jobs" + (f", {waiting} were queued already" if waiting else "")
+    queued = f"queued {result.sessions} sessions for re-indexing ({jobs})"
+    return _report(args, result, f"{queued}; run `agent-memory worker` to process them")
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -282,31 +315,49 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return demo.run(_dsn(args), tenant=args.tenant)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agent-memory", description="Long-term memory for AI agents in PostgreSQL.")
-    parser.add_argument("--dsn", help="connection string (default: $DATABASE_URL, else the local server)")
+def _global_options(parser: argparse._ActionsContainer, defaults: bool) -> None:
+    """The options every command takes, before or after its name. The main parser has their defaults; each
+    command's parser has none (argparse.SUPPRESS), so a value given after the command wins and one given
+    before it is kept."""
+
+    def default(value: Any) -> Any:
+        return value if defaults else argparse.SUPPRESS
+
     parser.add_argument(
-        "--dir",
-        default=os.environ.get("AGENT_MEMORY_HOME", ".agent-memory"),
-        help="local server directory (default: $AGENT_MEMORY_HOME or ./.agent-memory)",
+        "--dsn", default=default(None), help="connection string (default: $DATABASE_URL, else the local server)"
     )
+    parser.add_argument("--dir", default=default(None), help="local server directory (default: see `db --help`)")
     parser.add_argument(
         "--port",
         type=int,
-        default=int(os.environ.get("AGENT_MEMORY_PORT", DEFAULT_PORT)),
+        default=default(int(os.environ.get("AGENT_MEMORY_PORT", DEFAULT_PORT))),
         help=f"local server port (default: $AGENT_MEMORY_PORT or {DEFAULT_PORT})",
     )
-    parser.add_argument("--dbname", default="agent_memory", help="database on the local server")
-    parser.add_argument("--tenant", help="the tenant to act as (memory.tenant_id; default: 'default')")
-    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    parser.add_argument("--dbname", default=default("agent_memory"), help="database on the local server")
+    parser.add_argument(
+        "--tenant", default=default(None), help="the tenant to act as (memory.tenant_id; default: 'default')"
+    )
+    parser.add_argument("--json", action="store_true", default=default(False), help="print JSON for scripts")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agent-memory", description="Long-term memory for AI agents in PostgreSQL.")
+    _global_options(parser, defaults=True)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    def command(name: str, func: Any, help: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help, description=help)
+    def command(name: str, func: Any, help: str, description: str = "") -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help, description=f"{help}. {description}" if description else help)
         sub.set_defaults(func=func)
+        _global_options(sub.add_argument_group("global options (also before the command)"), defaults=False)
         return sub
 
-    db = command("db", cmd_db, "run the local PostgreSQL server")
+    db = command(
+        "db",
+        cmd_db,
+        "run the local PostgreSQL server",
+        f"Its directory: --dir if given, else {HOME_RULE}. `db url` and `db status` say on stderr which"
+        " directory they chose when no server runs there.",
+    )
     db.add_argument("action", choices=["start", "stop", "status", "url"])
     command("install", cmd_install, "create (or update) the extension in the database")
     command("health", cmd_health, "show versions and whether the embedder loads")
@@ -372,13 +423,34 @@ def build_parser() -> argparse.ArgumentParser:
         "--skip-invalid", action="store_true", help="import what is valid and report the rest (default: all or nothing)"
     )
 
+    reindex = command("reindex", cmd_reindex, "queue sessions indexed under older index settings for re-indexing")
+    reindex.add_argument("--agent", help="one agent")
+    reindex.add_argument("--session", help="one session")
+
     worker = command("worker", cmd_worker, "run queued enrichment jobs (memory.work) in a loop")
     worker.add_argument("--batch", type=int, default=20, help="jobs per memory.work call (default 20)")
     worker.add_argument("--once", action="store_true", help="stop when no job is left to run")
     worker.add_argument("--idle-seconds", type=float, default=2.0, help="wait when the queue is empty (default 2)")
 
     mcp = command("mcp", cmd_mcp, "serve memory as MCP tools over stdio (for Claude Code and other hosts)")
-    mcp.add_argument("--agent", help="agent id the tools use by default (default: 'default')")
+    mcp.add_argument(
+        "--agent",
+        help="agent id every tool uses unless told another (default: reads cover every agent, writes go to 'default')",
+    )
+
+    hook = command(
+        "hook",
+        cmd_hook,
+        "a Claude Code hook: save the transcript (PreCompact, SessionEnd) or print context (SessionStart)",
+        "Reads the JSON Claude Code sends on stdin. Always exits 0: an error is one line in the log.",
+    )
+    hook.add_argument("event", nargs="?", help=f"{', '.join(hooks.EVENTS)} (default: hook_event_name of the input)")
+    hook.add_argument(
+        "--agent", help="agent id (default: 'default', as `import claude-code`; SessionStart: every agent)"
+    )
+    hook.add_argument("--max-chars", type=int, help="SessionStart's budget (default: setting bootstrap_max_chars)")
+    hook.add_argument("--timeout", type=float, default=10.0, help="give up after this many seconds (default 10)")
+    hook.add_argument("--log", default=hooks.DEFAULT_LOG, help=f"where errors go (default {hooks.DEFAULT_LOG})")
 
     command("demo", cmd_demo, "a tour: import a small example, recall, explain, bootstrap, feedback")
     return parser
@@ -390,7 +462,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except KeyboardInterrupt:
         return 130
-    except (LocalServerError, psycopg.Error, AgentMemoryError, importers.ImportProblem, OSError) as exc:
+    except ImportError as exc:  # an optional dependency missing: its message says what to install
+        print(f"agent-memory: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        problem = f"cannot open {exc.filename}: {importers.os_reason(exc)}" if exc.filename else str(exc)
+        print(f"agent-memory: {problem}", file=sys.stderr)
+        return 1
+    except (LocalServerError, psycopg.Error, AgentMemoryError, importers.ImportProblem) as exc:
         message = str(exc).removeprefix("agent_memory: ")  # the server's own prefix, once is enough
         print(f"agent-memory: {message}", file=sys.stderr)
         return 1

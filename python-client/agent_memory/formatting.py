@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, is_dataclass
+from datetime import datetime
 from typing import Any
 
 
@@ -21,6 +22,9 @@ def print_json(value: Any) -> None:
 
 
 def _cell(value: Any, width: int) -> str:
+    """A value in a table: floats to 3 decimals, times to the minute (2026-11-30 14:05), cut to the width."""
+    if isinstance(value, datetime):
+        value = f"{value:%Y-%m-%d %H:%M}"
     text = "" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"

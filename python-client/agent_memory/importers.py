@@ -2,31 +2,36 @@
 (conversations.json) and Claude Code session logs (one JSONL file per session).
 
 Every reader checks its whole input before anything is stored: a malformed line or conversation is an
-ImportProblem naming the file and line (or conversation). Reading has no side effects; cli.py commits.
+ImportProblem naming the file and line (or conversation), and a file in another format is named once with
+the command that reads it. Reading has no side effects; commit() stores a session, leaving out (with
+skip_invalid) each message the database refuses, named by its file and line.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from agent_memory.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from agent_memory.calls import CommitOptions, Enrich
+    from agent_memory.client import Memory
 
 FORMATS = ("jsonl", "chatgpt", "claude-code")
-
-
-@dataclass
-class Session:
-    """One conversation, ready for memory.commit."""
-
-    session_id: str
-    messages: list[dict[str, Any]]
-    agent_id: str | None = None
-    source: str | None = None
-    started_at: datetime | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
+DESCRIPTIONS = {
+    "jsonl": "JSON lines of messages with a session_id",
+    "chatgpt": "a ChatGPT export (conversations.json)",
+    "claude-code": "a Claude Code transcript",
+}
+SNIFF_BYTES = 65536
+# How memory.commit names a message it refuses: its 0-based index in the array, then the problem.
+REFUSED_MESSAGE = re.compile(r"(?:agent_memory: )?message (\d+) (.*)", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,57 @@ class ImportProblem(Exception):
         return f"{self.path}:{self.line}: {self.problem}" if self.line else f"{self.path}: {self.problem}"
 
 
+class Unreadable(ImportProblem):
+    """A file that cannot be opened: missing, a directory, not readable."""
+
+    def __str__(self) -> str:
+        return f"cannot read {self.path}: {self.problem}"
+
+
+def os_reason(exc: OSError) -> str:
+    """An OSError in a few words, without errno and file name: 'no such file or directory', 'is a directory'."""
+    return (exc.strerror or str(exc)).lower()
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a message was read: the file (or conversation), its 1-based line (0 for a whole file) and,
+    when one line or conversation holds many messages, its 1-based position there."""
+
+    path: str
+    line: int = 0
+    message: int = 0
+
+    def problem(self, text: str) -> ImportProblem:
+        return ImportProblem(self.path, self.line, f"message {self.message} {text}" if self.message else text)
+
+
+@dataclass
+class Session:
+    """One conversation, ready for memory.commit, with where each message was read."""
+
+    session_id: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    agent_id: str | None = None
+    source: str | None = None
+    started_at: datetime | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    origins: list[Origin] = field(default_factory=list)
+
+    def add(self, message: dict[str, Any], origin: Origin) -> None:
+        self.messages.append(message)
+        self.origins.append(origin)
+
+    def without(self, index: int) -> Session:
+        """The session less one message."""
+        keep = range(len(self.messages))
+        return replace(
+            self,
+            messages=[self.messages[i] for i in keep if i != index],
+            origins=[self.origins[i] for i in keep if i != index],
+        )
+
+
 @dataclass
 class Read:
     """The sessions of an input and the problems of the parts that could not be read."""
@@ -49,16 +105,45 @@ class Read:
     problems: list[ImportProblem]
 
 
+def _not_utf8(data: bytes, exc: UnicodeDecodeError) -> str:
+    return f"not UTF-8 text (byte {data[exc.start]:#04x})"
+
+
+def read_text(path: Path) -> str:
+    """A whole UTF-8 file; an ImportProblem naming it (and the line of a bad byte) when it cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise Unreadable(str(path), 0, os_reason(exc)) from exc
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ImportProblem(str(path), data.count(b"\n", 0, exc.start) + 1, _not_utf8(data, exc)) from exc
+
+
+def parse_json(text: str, where: str, line: int = 0) -> Any:
+    """JSON text; an ImportProblem naming where it comes from (and the line) when it is not valid."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportProblem(where, line or exc.lineno, f"not valid JSON: {exc.msg} (column {exc.colno})") from exc
+
+
 def _json_objects(path: Path, problems: list[ImportProblem]) -> Iterator[tuple[int, dict[str, Any]]]:
     """The JSON objects of a JSON-lines file with their line numbers; other lines go to problems."""
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
+    with path.open("rb") as lines:
+        for number, raw in enumerate(lines, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(ImportProblem(str(path), number, _not_utf8(raw, exc)))
+                continue
             if not line.strip():
                 continue
             try:
-                record = json.loads(line.rstrip("\r\n"))
-            except json.JSONDecodeError as exc:
-                problems.append(ImportProblem(str(path), number, f"not valid JSON: {exc.msg} (column {exc.colno})"))
+                record = parse_json(line.rstrip("\r\n"), str(path), number)
+            except ImportProblem as problem:
+                problems.append(problem)
                 continue
             if not isinstance(record, dict):
                 problems.append(ImportProblem(str(path), number, "is not a JSON object"))
@@ -95,18 +180,20 @@ def read_jsonl(paths: Iterable[Path]) -> Read:
                 except ValueError:
                     problems.append(ImportProblem(str(path), number, f'has started_at "{started}", not ISO 8601'))
                     continue
-                sessions[key] = Session(
+                session = Session(
                     session_id=str(session_id),
-                    messages=record["messages"],
                     agent_id=key[0],
                     source=record.get("source"),
                     started_at=started_at,
                     metadata=record.get("metadata") or {},
                 )
+                for position, message in enumerate(record["messages"], start=1):
+                    session.add(message, Origin(str(path), number, position))
+                sessions[key] = session
                 continue
             message = {k: v for k, v in record.items() if k not in ("session_id", "agent_id")}
-            sessions.setdefault(key, Session(session_id=str(session_id), messages=[], agent_id=key[0])).messages.append(
-                message
+            sessions.setdefault(key, Session(session_id=str(session_id), agent_id=key[0])).add(
+                message, Origin(str(path), number)
             )
     return Read(list(sessions.values()), problems)
 
@@ -121,7 +208,7 @@ def _chatgpt_text(content: Any) -> str:
     return text.strip() if isinstance(text, str) else ""
 
 
-def _chatgpt_session(conversation: dict[str, Any]) -> Session:
+def _chatgpt_session(conversation: dict[str, Any], where: str) -> Session:
     mapping = conversation.get("mapping")
     if not isinstance(mapping, dict):
         raise ValueError('has no "mapping" of messages')
@@ -134,7 +221,7 @@ def _chatgpt_session(conversation: dict[str, Any]) -> Session:
         node = mapping[node_id]
         branch.append(node)
         node_id = node.get("parent")
-    messages = []
+    session = Session(session_id="", source="chatgpt", started_at=_timestamp(conversation.get("create_time")))
     for node in reversed(branch):
         message = node.get("message")
         if not isinstance(message, dict):
@@ -153,40 +240,39 @@ def _chatgpt_session(conversation: dict[str, Any]) -> Session:
         name = (message.get("author") or {}).get("name")
         if isinstance(name, str) and name:
             turn["name"] = name
-        messages.append(turn)
+        session.add(turn, Origin(where, 0, len(session.messages) + 1))
     session_id = conversation.get("conversation_id") or conversation.get("id")
     if not session_id:
         raise ValueError('has no "conversation_id" or "id"')
+    session.session_id = str(session_id)
     title = conversation.get("title")
-    return Session(
-        session_id=str(session_id),
-        messages=messages,
-        source="chatgpt",
-        started_at=_timestamp(conversation.get("create_time")),
-        metadata={"title": title} if isinstance(title, str) else {},
-    )
+    if isinstance(title, str):
+        session.metadata["title"] = title
+    return session
 
 
 def read_chatgpt(paths: Iterable[Path]) -> Read:
     """ChatGPT's data export: conversations.json, a list of conversations whose messages form a tree;
     the branch that ends at each conversation's current node is imported."""
-    sessions, problems = [], []
+    sessions: list[Session] = []
+    problems: list[ImportProblem] = []
     for path in paths:
         try:
-            conversations = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            problems.append(ImportProblem(str(path), exc.lineno, f"not valid JSON: {exc.msg} (column {exc.colno})"))
+            conversations = parse_json(read_text(path), str(path))
+        except ImportProblem as problem:
+            problems.append(problem)
             continue
         if not isinstance(conversations, list):
             problems.append(ImportProblem(str(path), 0, "is not a list of conversations"))
             continue
-        for index, conversation in enumerate(conversations):
+        for number, conversation in enumerate(conversations, start=1):
+            where = f"{path} conversation {number}"
             try:
                 if not isinstance(conversation, dict):
                     raise ValueError("is not a JSON object")
-                session = _chatgpt_session(conversation)
+                session = _chatgpt_session(conversation, where)
             except ValueError as exc:
-                problems.append(ImportProblem(f"{path} conversation {index}", 0, str(exc)))
+                problems.append(ImportProblem(where, 0, str(exc)))
                 continue
             if session.messages:
                 sessions.append(session)
@@ -213,16 +299,19 @@ def _claude_text(content: Any) -> tuple[str, list[dict[str, Any]], str | None]:
     return "\n".join(t for t in texts if t).strip(), calls, result_of
 
 
+CLAUDE_SKIPPED = ("isSidechain", "isMeta", "isCompactSummary")  # sub-agents, meta lines, compaction summaries
+
+
 def read_claude_code(paths: Iterable[Path]) -> Read:
     """Claude Code session logs (~/.claude/projects/<project>/<session>.jsonl): user and assistant lines
     become turns (tool uses as tool_calls, tool results as tool turns); summaries, snapshots, meta lines
-    and side chains (sub-agents) are left out."""
+    and side chains (sub-agents) are left out, and so are the summaries Claude Code writes when it compacts."""
     sessions: list[Session] = []
     problems: list[ImportProblem] = []
     for path in paths:
-        session = Session(session_id=path.stem, messages=[], source="claude-code")
+        session = Session(session_id=path.stem, source="claude-code")
         for number, line in _json_objects(path, problems):
-            if line.get("type") not in ("user", "assistant") or line.get("isSidechain") or line.get("isMeta"):
+            if line.get("type") not in ("user", "assistant") or any(line.get(flag) for flag in CLAUDE_SKIPPED):
                 continue
             message = line.get("message")
             if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
@@ -243,7 +332,7 @@ def read_claude_code(paths: Iterable[Path]) -> Read:
             session.session_id = str(line.get("sessionId") or session.session_id)
             if line.get("cwd"):
                 session.metadata["cwd"] = line["cwd"]
-            session.messages.append(turn)
+            session.add(turn, Origin(str(path), number))
         if session.messages:
             sessions.append(session)
     return Read(sessions, problems)
@@ -252,8 +341,73 @@ def read_claude_code(paths: Iterable[Path]) -> Read:
 READERS = {"jsonl": read_jsonl, "chatgpt": read_chatgpt, "claude-code": read_claude_code}
 
 
+def sniff(path: Path) -> str | None:
+    """The format a file looks like from its start, None when it is not clear: a JSON array is a ChatGPT
+    export; the first JSON-object line with "session_id" is JSON lines, one with "sessionId" or with "type"
+    and "message" a Claude Code transcript."""
+    with path.open("rb") as file:
+        head = file.read(SNIFF_BYTES).decode("utf-8", errors="replace")
+    if head.lstrip().startswith("["):
+        return "chatgpt"
+    for line in head.splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and "session_id" in record:
+            return "jsonl"
+        if isinstance(record, dict) and ("sessionId" in record or {"type", "message"} <= record.keys()):
+            return "claude-code"
+    return None
+
+
 def read(kind: str, paths: Iterable[Path]) -> Read:
-    """The sessions of the inputs in one of FORMATS."""
+    """The sessions of the inputs in one of FORMATS. A file that cannot be opened, or that looks like
+    another format, is one problem (naming the command that reads it) and is not read further."""
     if kind not in READERS:
         raise ValueError(f"unknown import format {kind!r} (expected one of {', '.join(FORMATS)})")
-    return READERS[kind](paths)
+    problems: list[ImportProblem] = []
+    readable = []
+    for path in paths:
+        try:
+            looks = sniff(path)
+        except OSError as exc:
+            problems.append(Unreadable(str(path), 0, os_reason(exc)))
+            continue
+        if looks not in (None, kind):
+            advice = f"looks like {DESCRIPTIONS[looks]}: use `agent-memory import {looks} {path}`"
+            problems.append(ImportProblem(str(path), 0, advice))
+            continue
+        readable.append(path)
+    found = READERS[kind](readable)
+    return Read(found.sessions, problems + found.problems)
+
+
+def commit(
+    memory: Memory, session: Session, *, agent_id: str | None, source: str, enrich: Enrich | None, skip_invalid: bool
+) -> tuple[int, list[ImportProblem]]:
+    """Commits a session (agent_id and source for a session that names none): the turns added, and the
+    messages the database refused, each named by its file and line. A refused message raises its
+    ImportProblem, or with skip_invalid is left out and the rest committed (one more call per refused
+    message). A refusal of the whole session raises InvalidInput."""
+    options: CommitOptions = {
+        "agent_id": session.agent_id or agent_id,
+        "source": session.source or source,
+        "started_at": session.started_at,
+        "metadata": session.metadata or None,
+        "enrich": enrich,
+    }
+    refused: list[ImportProblem] = []
+    while session.messages:
+        try:
+            return memory.commit(session.session_id, session.messages, **options).turns_added, refused
+        except InvalidInput as exc:
+            match = REFUSED_MESSAGE.fullmatch(str(exc))
+            if match is None or int(match[1]) >= len(session.origins):
+                raise
+            problem = session.origins[int(match[1])].problem(match[2])
+            if not skip_invalid:
+                raise problem from exc
+            refused.append(problem)
+            session = session.without(int(match[1]))
+    return 0, refused

@@ -3,14 +3,18 @@
 It is the embedded default that `make demo` and the tests use. The server listens only on a Unix
 socket inside the directory (mode 0700), so trust authentication reaches nobody but its owner.
 Run by root, the cluster belongs to the `postgres` user, since PostgreSQL refuses to run as root.
+find_home says which directory the command uses, from any working directory.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pwd
 import shutil
 import subprocess
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,8 +30,62 @@ SERVER_SETTINGS = {
 }
 
 
+HOME_NAME = ".agent-memory"
+HOME_RULE = (
+    "$AGENT_MEMORY_HOME if set; else the nearest .agent-memory/ holding a server in the current directory or"
+    " a parent; else the .agent-memory/ of the project agent-memory is installed in (<project>/.venv), or"
+    " /tmp/agent-memory-<hash of the project folder> when root runs it from a folder the postgres user cannot"
+    " enter, as make does; else ./.agent-memory"
+)
+
+
 class LocalServerError(RuntimeError):
     """The local server could not be created, started or stopped."""
+
+
+@dataclass(frozen=True)
+class Home:
+    """The local server's directory and why it was chosen (for messages)."""
+
+    directory: Path
+    reason: str
+
+
+def postgres_can_enter(folder: Path) -> bool:
+    """Whether the server's OS user can reach a folder: always when we are not root (the server is ours)."""
+    if os.geteuid() != 0:
+        return True
+    try:
+        entered = subprocess.run(["runuser", "-u", "postgres", "--", "test", "-x", str(folder)], capture_output=True)
+        return entered.returncode == 0
+    except OSError:  # no runuser
+        return False
+
+
+def project_home(project: Path, enterable: Callable[[Path], bool]) -> Path:
+    """Where the Makefile keeps a project's server: <project>/.agent-memory, or, when the postgres user
+    cannot enter the project folder, /tmp/agent-memory-<first 12 hex digits of sha256 of its path>."""
+    if enterable(project):
+        return project / HOME_NAME
+    return Path("/tmp") / f"agent-memory-{hashlib.sha256(str(project).encode()).hexdigest()[:12]}"
+
+
+def find_home(
+    cwd: Path,
+    environ: Mapping[str, str],
+    prefix: Path = Path(sys.prefix),
+    enterable: Callable[[Path], bool] = postgres_can_enter,
+) -> Home:
+    """The local server's directory by HOME_RULE, wherever the command runs."""
+    if environ.get("AGENT_MEMORY_HOME"):
+        return Home((cwd / environ["AGENT_MEMORY_HOME"]).resolve(), "$AGENT_MEMORY_HOME")
+    for folder in (cwd, *cwd.parents):
+        if (folder / HOME_NAME / "data").is_dir():
+            return Home(folder / HOME_NAME, "the nearest .agent-memory/ with a server")
+    project = prefix.resolve().parent
+    if prefix.resolve().name == ".venv":
+        return Home(project_home(project, enterable), f"the project agent-memory is installed in ({project})")
+    return Home(cwd / HOME_NAME, "the current directory")
 
 
 @dataclass(frozen=True)

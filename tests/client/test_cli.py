@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from agent_memory.cli import build_parser
+
 CLI = str(Path(sys.executable).parent / "agent-memory")
 
 
-def run(*args, env=None):
-    return subprocess.run([CLI, *args], capture_output=True, text=True, env={**os.environ, **(env or {})})
+def run(*args, env=None, cwd=None):
+    return subprocess.run([CLI, *args], capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=cwd)
 
 
 def test_health_as_json_reports_a_working_install(dsn):
@@ -138,11 +140,14 @@ def test_import_chatgpt_and_claude_code_logs(db, dsn):
     assert any("Freeze the clock" in hit["content"] for hit in hits)
 
 
+AT = "2026-11-30T14:05:59Z"
+
+
 def test_commit_recall_explain_feedback_remember_bootstrap_stats(db, dsn):
     messages = json.dumps(
         [
             {"role": "user", "name": "Ana", "content": "We moved the auth service to Postgres last week."},
-            {"role": "assistant", "content": "Noted. I still need to rotate the signing keys."},
+            {"role": "assistant", "content": "Noted. I still need to rotate the signing keys.", "created_at": AT},
         ]
     )
     committed = subprocess.run(
@@ -153,10 +158,11 @@ def test_commit_recall_explain_feedback_remember_bootstrap_stats(db, dsn):
     )
     assert committed.stdout.strip() == "chat-1: new session, 2 turns added", committed.stderr
 
-    table = run("--dsn", dsn, "recall", "signing keys", "-k", "1")
+    table = run("--dsn", dsn, "recall", "signing keys", "-k", "1", env={"PGTZ": "UTC"})
     header, rule, row = table.stdout.splitlines()
     assert header.split() == ["score", "turn_id", "session_id", "created_at", "speaker", "role", "content"]
     assert set(rule.replace(" ", "")) == {"-"} and "rotate the signing keys" in row
+    assert " 2026-11-30 14:05 " in row  # the whole date and time, to the minute
     turn_id = int(row.split()[1])
 
     explained = run("--dsn", dsn, "explain", "signing keys", "--limit", "1")
@@ -197,10 +203,119 @@ def test_forget_and_its_errors(db, dsn):
 
 def test_bad_input_is_one_clear_line_and_exit_1(dsn):
     bad_json = subprocess.run([CLI, "--dsn", dsn, "commit", "s1"], input="[{", capture_output=True, text=True)
-    assert bad_json.returncode == 1 and bad_json.stderr.startswith("agent-memory: stdin is not valid JSON")
+    assert bad_json.returncode == 1 and bad_json.stderr.startswith("agent-memory: stdin:1: not valid JSON")
     bad_role = subprocess.run(
         [CLI, "--dsn", dsn, "commit", "s1"], input='[{"role": "robot", "content": "x"}]', capture_output=True, text=True
     )
     assert bad_role.stderr.strip().startswith("agent-memory: message 0 has unknown role")
     bad_weights = run("--dsn", dsn, "recall", "x", "--weights", "{nope")
     assert bad_weights.returncode == 1 and "--weights is not valid JSON" in bad_weights.stderr
+
+
+def test_db_url_finds_the_nearest_server_directory_from_a_subdirectory(tmp_path):
+    (tmp_path / ".agent-memory" / "data").mkdir(parents=True)
+    (tmp_path / "src" / "deep").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if k != "AGENT_MEMORY_HOME"}
+    result = subprocess.run(
+        [CLI, "--port", "55499", "db", "url"], capture_output=True, text=True, env=env, cwd=tmp_path / "src" / "deep"
+    )
+    assert result.stdout.strip() == f"postgresql://postgres@/agent_memory?host={tmp_path}/.agent-memory/run&port=55499"
+    assert result.stderr.strip() == (
+        f"agent-memory: no server running in {tmp_path}/.agent-memory (chosen as the nearest .agent-memory/ with a"
+        " server); choose another with --dir or $AGENT_MEMORY_HOME, or use --dsn or $DATABASE_URL for any database"
+    )
+
+
+def test_db_url_and_status_say_which_directory_they_chose_when_no_server_runs_there(tmp_path):
+    url = run("db", "url", env={"AGENT_MEMORY_HOME": str(tmp_path)}, cwd="/")
+    assert url.returncode == 0 and url.stdout.startswith(f"postgresql://postgres@/agent_memory?host={tmp_path}/run&")
+    assert f"no server running in {tmp_path} (chosen as $AGENT_MEMORY_HOME)" in url.stderr
+    status = run("db", "status", env={"AGENT_MEMORY_HOME": str(tmp_path)})
+    assert status.returncode == 3 and f"no server running in {tmp_path}" in status.stderr
+
+
+def test_a_running_server_is_found_without_a_warning(server_dir):
+    assert run("--dir", server_dir, "--port", "55499", "db", "start").returncode == 0
+    url = run("db", "url", "--port", "55499", env={"AGENT_MEMORY_HOME": server_dir})
+    assert (url.returncode, url.stderr) == (0, "")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--dsn", "{dsn}", "--json", "--tenant", "t", "recall", "signing"],
+        ["recall", "signing", "--json", "--dsn", "{dsn}", "--tenant", "t"],
+        ["--json", "recall", "--tenant", "t", "signing", "--dsn", "{dsn}"],
+    ],
+)
+def test_global_options_go_before_or_after_the_command(dsn, args):
+    result = run(*[arg.format(dsn=dsn) for arg in args])
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == []
+
+
+def test_a_global_option_after_the_command_wins_over_one_before():
+    parse = build_parser().parse_args
+    assert parse(["--tenant", "a", "recall", "q", "--tenant", "b"]).tenant == "b"
+    assert parse(["--tenant", "a", "--dbname", "x", "recall", "q"]).tenant == "a"
+    assert (parse(["recall", "q"]).tenant, parse(["recall", "q"]).json, parse(["stats"]).dbname) == (
+        None,
+        False,
+        "agent_memory",
+    )
+
+
+def test_a_claude_code_log_given_to_import_jsonl_is_one_line_naming_the_right_command(dsn):
+    path = FIXTURES / "claude-code-session.jsonl"
+    result = run("--dsn", dsn, "import", "jsonl", str(path))
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"agent-memory: {path}: looks like a Claude Code transcript: use `agent-memory import claude-code {path}`"
+    ]
+
+
+def test_skip_invalid_leaves_out_only_the_refused_line_and_names_it(db, dsn, tmp_path):
+    path = tmp_path / "chats.jsonl"
+    roles = ["user", "robot", "assistant"]
+    path.write_text("".join(json.dumps({"session_id": "s", "role": r, "content": f"line {r}"}) + "\n" for r in roles))
+    refused = run("--dsn", dsn, "import", "jsonl", str(path))
+    assert refused.returncode == 1
+    assert refused.stderr.strip().endswith(
+        f'agent-memory: {path}:2: has unknown role "robot" (expected user, assistant, system or tool)'
+    )
+    result = run("--dsn", dsn, "--json", "import", "jsonl", "--skip-invalid", str(path))
+    assert result.returncode == 1
+    assert f'agent-memory: {path}:2: has unknown role "robot"' in result.stderr
+    assert json.loads(result.stdout) == {"sessions": 1, "turns_added": 2, "skipped_sessions": 0, "invalid_lines": 1}
+    assert db.execute("select array_agg(content order by position) from memory.turns").fetchone()[0] == [
+        "line user",
+        "line assistant",
+    ]
+
+
+def test_every_file_error_is_one_line_naming_the_file(dsn, tmp_path):
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "bad.json").write_bytes(b'[{"role": "user", "content": "caf\xe9"}]')
+    (tmp_path / "broken.json").write_text("[\n,]")
+    cases = [
+        (["import", "jsonl", "chats.jsonl"], "cannot read chats.jsonl: no such file or directory"),
+        (["import", "chatgpt", "folder"], "cannot read folder: is a directory"),
+        (["commit", "s1", "chats.json"], "cannot read chats.json: no such file or directory"),
+        (["commit", "s1", "bad.json"], "bad.json:1: not UTF-8 text (byte 0xe9)"),
+        (["commit", "s1", "broken.json"], "broken.json:2: not valid JSON: Expecting value (column 1)"),
+        (["export", "-o", "missing/out.jsonl"], "cannot open missing/out.jsonl: no such file or directory"),
+    ]
+    for args, problem in cases:
+        result = run("--dsn", dsn, *args, cwd=tmp_path)
+        assert (result.returncode, result.stderr) == (1, f"agent-memory: {problem}\n"), args
+
+
+def test_reindex_queues_the_sessions_in_scope_for_the_worker(db, dsn):
+    assert run("--dsn", dsn, "import", "jsonl", "--enrich", "none", str(FIXTURES / "messages.jsonl")).returncode == 0
+    one = run("--dsn", dsn, "reindex", "--agent", "helpdesk", "--session", "support-17")
+    assert one.stdout.strip() == (
+        "queued 1 sessions for re-indexing (1 jobs); run `agent-memory worker` to process them"
+    ), one.stderr
+    every = run("--dsn", dsn, "reindex", "--json")
+    assert json.loads(every.stdout) == {"sessions": 2, "jobs": 1}  # support-17 is queued already
+    assert db.execute("select count(*) from memory.jobs where status = 'queued'").fetchone()[0] == 2

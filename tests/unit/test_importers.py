@@ -1,10 +1,13 @@
 """The importers' readers on small realistic files (tests/fixtures), without a database."""
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from agent_memory import importers
+from agent_memory.errors import InvalidInput
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -69,9 +72,9 @@ def test_chatgpt_problems_name_the_conversation(tmp_path):
     path = tmp_path / "conversations.json"
     path.write_text('[{"title": "x"}, {"mapping": {}, "current_node": null}, 7]')
     assert [str(p) for p in importers.read("chatgpt", [path]).problems] == [
-        f'{path} conversation 0: has no "mapping" of messages',
-        f'{path} conversation 1: has no "conversation_id" or "id"',
-        f"{path} conversation 2: is not a JSON object",
+        f'{path} conversation 1: has no "mapping" of messages',
+        f'{path} conversation 2: has no "conversation_id" or "id"',
+        f"{path} conversation 3: is not a JSON object",
     ]
     path.write_text('[{"title": "x",\n  oops}]')
     assert [str(p) for p in importers.read("chatgpt", [path]).problems] == [
@@ -112,3 +115,99 @@ def test_claude_code_problems_name_the_line(tmp_path):
 def test_an_unknown_format_is_refused():
     with pytest.raises(ValueError, match="unknown import format 'csv'"):
         importers.read("csv", [])
+
+
+def test_claude_code_compaction_summaries_are_left_out(tmp_path):
+    path = tmp_path / "s.jsonl"
+    shutil.copy(FIXTURES / "claude-code-session.jsonl", path)
+    summary = {"type": "user", "uuid": "c1", "sessionId": "0b6f7d3e-claude-session", "isCompactSummary": True}
+    summary["message"] = {"role": "user", "content": "This session is being continued from a previous conversation."}
+    with path.open("a") as file:
+        file.write(json.dumps(summary) + "\n")
+    (session,) = importers.read("claude-code", [path]).sessions
+    assert [m["id"] for m in session.messages] == ["u1", "u2", "u3", "u5", "u6"]
+
+
+@pytest.mark.parametrize(
+    ("given", "fixture", "looks", "described"),
+    [
+        ("jsonl", "claude-code-session.jsonl", "claude-code", "a Claude Code transcript"),
+        ("jsonl", "chatgpt-conversations.json", "chatgpt", "a ChatGPT export (conversations.json)"),
+        ("claude-code", "messages.jsonl", "jsonl", "JSON lines of messages with a session_id"),
+        ("chatgpt", "claude-code-session.jsonl", "claude-code", "a Claude Code transcript"),
+    ],
+)
+def test_a_file_of_another_format_is_one_problem_naming_the_command_to_use(given, fixture, looks, described):
+    path = FIXTURES / fixture
+    read = importers.read(given, [path])
+    assert read.sessions == []
+    assert [str(p) for p in read.problems] == [
+        f"{path}: looks like {described}: use `agent-memory import {looks} {path}`"
+    ]
+
+
+def test_files_that_cannot_be_read_are_one_problem_each_naming_the_file(tmp_path):
+    missing, folder = tmp_path / "chats.jsonl", tmp_path / "folder"
+    folder.mkdir()
+    read = importers.read("jsonl", [missing, folder, FIXTURES / "messages.jsonl"])
+    assert [str(p) for p in read.problems] == [
+        f"cannot read {missing}: no such file or directory",
+        f"cannot read {folder}: is a directory",
+    ]
+    assert len(read.sessions) == 2  # the readable file is still read
+
+
+def test_bad_utf8_is_named_by_file_and_line(tmp_path):
+    lines = tmp_path / "latin1.jsonl"
+    lines.write_bytes(b'{"session_id": "s", "role": "user", "content": "ok"}\n{"content": "caf\xe9"}\n')
+    read = importers.read("jsonl", [lines])
+    assert [str(p) for p in read.problems] == [f"{lines}:2: not UTF-8 text (byte 0xe9)"]
+    assert [len(s.messages) for s in read.sessions] == [1]
+    export = tmp_path / "conversations.json"
+    export.write_bytes(b'[\n  {"title": "caf\xe9"}\n]')
+    assert [str(p) for p in importers.read("chatgpt", [export]).problems] == [f"{export}:2: not UTF-8 text (byte 0xe9)"]
+
+
+class RefusingMemory:
+    """Refuses, as memory.commit does, the first message whose role is not user or assistant."""
+
+    def __init__(self):
+        self.committed = []
+
+    def commit(self, session_id, messages, **options):
+        for index, message in enumerate(messages):
+            if message["role"] not in ("user", "assistant"):
+                raise InvalidInput(f'agent_memory: message {index} has unknown role "{message["role"]}"')
+        self.committed.append([m.get("id") for m in messages])
+
+        class Committed:
+            turns_added = len(messages)
+
+        return Committed()
+
+
+def test_a_refused_message_is_named_by_its_file_line_and_only_it_is_left_out(tmp_path):
+    path = tmp_path / "chats.jsonl"
+    roles = ["user", "robot", "assistant", "alien", "user"]
+    path.write_text(
+        "".join(json.dumps({"session_id": "s", "id": f"m{n}", "role": r}) + "\n" for n, r in enumerate(roles))
+    )
+    (session,) = importers.read("jsonl", [path]).sessions
+    memory = RefusingMemory()
+    options = {"agent_id": None, "source": "import:jsonl", "enrich": None}
+    added, refused = importers.commit(memory, session, **options, skip_invalid=True)
+    assert (added, memory.committed) == (3, [["m0", "m2", "m4"]])
+    assert [str(p) for p in refused] == [f'{path}:2: has unknown role "robot"', f'{path}:4: has unknown role "alien"']
+    with pytest.raises(importers.ImportProblem, match=f'^{path}:2: has unknown role "robot"$'):
+        importers.commit(memory, session, **options, skip_invalid=False)
+
+
+def test_a_refused_message_of_a_whole_session_line_is_named_by_line_and_position(tmp_path):
+    path = tmp_path / "export.jsonl"
+    messages = [{"role": "user", "content": "a"}, {"role": "robot", "content": "b"}]
+    path.write_text("\n" + json.dumps({"session_id": "s", "messages": messages}) + "\n")
+    (session,) = importers.read("jsonl", [path]).sessions
+    _, refused = importers.commit(
+        RefusingMemory(), session, agent_id=None, source="import:jsonl", enrich=None, skip_invalid=True
+    )
+    assert [str(p) for p in refused] == [f'{path}:2: message 2 has unknown role "robot"']

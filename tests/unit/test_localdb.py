@@ -1,10 +1,11 @@
-"""The local server's pure parts: paths and URLs."""
+"""The local server's pure parts: paths, URLs, and which directory the command chooses."""
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from agent_memory.localdb import LocalServer, LocalServerError
+from agent_memory.localdb import LocalServer, LocalServerError, find_home
 
 
 def test_url_points_at_the_socket_directory_and_port():
@@ -22,3 +23,52 @@ def test_missing_postgresql_binaries_are_named(tmp_path):
     server = LocalServer(directory=tmp_path / "pg", bindir=tmp_path / "nowhere")
     with pytest.raises(LocalServerError, match="make provision"):
         server.init()
+
+
+def _server_dir(folder: Path) -> Path:
+    (folder / ".agent-memory" / "data").mkdir(parents=True)
+    return folder / ".agent-memory"
+
+
+def test_agent_memory_home_wins_over_everything(tmp_path):
+    _server_dir(tmp_path)
+    home = find_home(tmp_path, {"AGENT_MEMORY_HOME": str(tmp_path / "elsewhere")}, prefix=tmp_path / ".venv")
+    assert (home.directory, home.reason) == (tmp_path / "elsewhere", "$AGENT_MEMORY_HOME")
+
+
+def test_the_nearest_server_directory_above_the_working_directory_is_used(tmp_path):
+    outer, inner = _server_dir(tmp_path), _server_dir(tmp_path / "a")
+    deep = tmp_path / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    assert find_home(deep, {}, prefix=Path("/usr")).directory == inner
+    assert find_home(tmp_path / "b", {}, prefix=Path("/usr")).directory == outer
+
+
+def test_an_agent_memory_folder_without_a_server_is_passed_over(tmp_path):
+    (tmp_path / ".agent-memory").mkdir()  # say ~/.agent-memory, which holds only hooks.log
+    project = tmp_path / "project"
+    home = find_home(tmp_path, {}, prefix=project / ".venv", enterable=lambda folder: True)
+    assert home.directory == project / ".agent-memory"
+
+
+def test_elsewhere_the_project_the_command_is_installed_in_is_used(tmp_path):
+    project = tmp_path / "project"
+    home = find_home(tmp_path / "cwd", {}, prefix=project / ".venv", enterable=lambda folder: True)
+    assert (home.directory, home.reason) == (
+        project / ".agent-memory",
+        f"the project agent-memory is installed in ({project})",
+    )
+
+
+def test_a_project_postgres_cannot_enter_has_its_server_under_tmp_as_make_does(tmp_path):
+    project = tmp_path / "project"
+    digest = subprocess.run(
+        f"printf '%s' '{project}' | sha256sum | cut -c1-12", shell=True, capture_output=True, text=True, check=True
+    ).stdout.strip()  # the Makefile's own command
+    home = find_home(tmp_path, {}, prefix=project / ".venv", enterable=lambda folder: False)
+    assert home.directory == Path(f"/tmp/agent-memory-{digest}")
+
+
+def test_outside_a_virtualenv_named_venv_it_is_the_working_directory(tmp_path):
+    home = find_home(tmp_path, {}, prefix=Path("/usr"))
+    assert (home.directory, home.reason) == (tmp_path / ".agent-memory", "the current directory")

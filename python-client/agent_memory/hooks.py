@@ -1,0 +1,149 @@
+"""Claude Code hooks: `agent-memory hook EVENT` with the JSON Claude Code sends on stdin.
+
+- PreCompact and SessionEnd commit the session's transcript (transcript_path) through the Claude Code
+  importer, enrichment queued. Committing is idempotent, so however often the hook fires, each turn is
+  stored once, under the same session and agent as `agent-memory import claude-code` stores it.
+- SessionStart prints what memory.bootstrap chooses as hookSpecificOutput.additionalContext, the JSON
+  Claude Code adds to the new (or compacted, resumed, cleared) session's context.
+
+A hook never blocks or fails its host: the connection has a connect_timeout and a statement_timeout, an
+alarm bounds the whole run, every error is one line (time, event, error) in a log file, and the exit
+status is 0.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from agent_memory import importers
+from agent_memory.client import Memory
+
+SAVE_EVENTS = ("PreCompact", "SessionEnd")
+START_EVENT = "SessionStart"
+EVENTS = (*SAVE_EVENTS, START_EVENT)
+DEFAULT_LOG = "~/.agent-memory/hooks.log"
+CONTEXT_HEADING = "# What agent-memory remembers from earlier sessions\n\n"
+
+
+class HookError(Exception):
+    """The input or the event is not what a hook expects."""
+
+
+def payload(text: str) -> dict[str, Any]:
+    """The JSON object on stdin."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise HookError(f"the input is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise HookError("the input is not a JSON object")
+    return value
+
+
+def bounded(dsn: str, seconds: float) -> str:
+    """The connection string with libpq's connect_timeout (at least 2 s, libpq's minimum) and the server's
+    statement_timeout set to the time bound, added to any options it has."""
+    params = conninfo_to_dict(dsn)
+    params["connect_timeout"] = max(2, math.ceil(seconds))
+    params["options"] = f"{params.get('options') or ''} -c statement_timeout={math.ceil(seconds * 1000)}".strip()
+    return make_conninfo("", **params)
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Raises TimeoutError in the block once the seconds are up (SIGALRM: the main thread only)."""
+
+    def expire(signum: int, frame: object) -> None:
+        raise TimeoutError(f"gave up after {seconds:g} s (--timeout)")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def save(memory: Memory, data: dict[str, Any], agent_id: str | None) -> tuple[str, list[Exception]]:
+    """Commits the transcript: a summary line, and the problems of the lines that were left out."""
+    transcript = data.get("transcript_path")
+    if not isinstance(transcript, str) or not transcript:
+        raise HookError('the input has no "transcript_path"')
+    read = importers.read("claude-code", [Path(transcript)])
+    problems: list[Exception] = list(read.problems)
+    added = 0
+    for session in read.sessions:
+        turns, refused = importers.commit(
+            memory, session, agent_id=agent_id, source="claude-code", enrich="queue", skip_invalid=True
+        )
+        added += turns
+        problems += refused
+    if not read.sessions:
+        return "", problems
+    return f"agent-memory: {', '.join(s.session_id for s in read.sessions)}: {added} turns added", problems
+
+
+def context(memory: Memory, agent_id: str | None, max_chars: int | None) -> str:
+    """SessionStart's output: the bootstrap text as additionalContext (nothing when memory is empty)."""
+    text = memory.bootstrap(agent_id=agent_id, max_chars=max_chars).text()
+    if not text:
+        return ""
+    output = {"hookEventName": START_EVENT, "additionalContext": CONTEXT_HEADING + text}
+    return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False)
+
+
+def log_line(event: str, error: Exception, now: datetime) -> str:
+    message = " ".join(str(error).split()) or type(error).__name__
+    return f"{now.isoformat(timespec='seconds')} {event} error: {message}\n"
+
+
+def run(
+    event: str | None,
+    stdin: TextIO,
+    connect: Callable[[float], Memory],
+    *,
+    agent_id: str | None,
+    max_chars: int | None,
+    timeout: float,
+    log: Path,
+) -> int:
+    """Handles one event (given, else hook_event_name of the input); prints what the host should read and
+    logs what went wrong. Always 0: a hook must not fail its host."""
+    name = event or "hook"
+    output = ""
+    problems: list[Exception] = []
+    try:
+        with deadline(timeout):
+            data = payload(stdin.read())
+            name = event or str(data.get("hook_event_name") or "hook")
+            if name not in EVENTS:
+                raise HookError(f"unknown event {name!r} (expected one of {', '.join(EVENTS)})")
+            with connect(timeout) as memory:
+                if name == START_EVENT:
+                    output = context(memory, agent_id, max_chars)
+                else:
+                    output, problems = save(memory, data, agent_id)
+    except Exception as exc:  # whatever it is, the host must go on
+        problems.append(exc)
+    if output:
+        print(output)
+    if problems:
+        lines = "".join(log_line(name, problem, datetime.now().astimezone()) for problem in problems)
+        try:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with log.open("a", encoding="utf-8") as file:
+                file.write(lines)
+        except OSError:
+            sys.stderr.write(lines)
+    return 0
