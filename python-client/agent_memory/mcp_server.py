@@ -1,8 +1,10 @@
 """`agent-memory mcp`: memory as MCP tools over stdio, with the official MCP Python SDK.
 
-Tools: recall, remember, feedback, bootstrap, commit, stats. Each calls one Memory method; the input
-schemas come from the type hints and the descriptions from the docstrings. Errors from the database come
-back as tool errors carrying the server's message.
+Read-only tools: recall, explain, context_for_task, bootstrap, stats. Tools that write: remember, commit,
+feedback, forget. Each calls one Memory method and answers compactly: no null fields, times as ISO 8601
+text, a session's summary once per answer. Input schemas come from the typed parameters, descriptions
+from the docstrings. The server's agent (--agent) is every tool's default agent. Refusals from the
+database come back as tool errors carrying the server's message.
 """
 
 from __future__ import annotations
@@ -10,112 +12,322 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
+from dataclasses import asdict
+from datetime import datetime
+from importlib.metadata import version
 from typing import Annotated, Any, Literal, TypeVar, cast
 
-from pydantic import Field
-
+from agent_memory import results
+from agent_memory.calls import Kind, Level
 from agent_memory.client import Memory
 from agent_memory.errors import AgentMemoryError
-from agent_memory.formatting import plain
+from agent_memory.formatting import ranks, signals
+
+try:  # the SDK is an optional dependency
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import CallToolResult, TextContent, ToolAnnotations
+    from pydantic import Field, with_config
+    from typing_extensions import NotRequired, Required, TypedDict  # pydantic needs these below Python 3.12
+except ImportError as exc:
+    raise ImportError("the MCP server needs the mcp package: pip install 'agent-memory[mcp]'") from exc
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 INSTRUCTIONS = (
     "Long-term memory in PostgreSQL. Call bootstrap at the start of a conversation for what is already "
-    "known, recall before answering questions about earlier work, remember facts and decisions worth "
-    "keeping, feedback when a recalled turn helped or misled, and commit to store the conversation."
+    "known, and context_for_task before a task; recall before answering questions about earlier work "
+    "(explain shows why turns ranked as they did); remember facts, preferences, rules and decisions worth "
+    "keeping; feedback when a recalled turn helped or misled; commit to store the conversation; forget a "
+    "conversation only when asked to."
 )
 
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+JUDGES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+DELETES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
 
-def _plain(value: Any) -> dict[str, Any]:
-    """A result as JSON-ready data (times as ISO 8601 text)."""
-    return cast(dict[str, Any], json.loads(json.dumps(plain(value), default=str)))
+EXPLAIN_CONTENT_CHARS = 200
+# memory.remember's session: its summary only strings remembered facts together, so recall leaves it out.
+REMEMBERED = "remembered"
+
+# Parameters several tools share.
+Query = Annotated[str, Field(description="what to look for, in plain words")]
+AgentFilter = Annotated[
+    str | None, Field(description="only this agent's memory (default: the server's agent, else every agent)")
+]
+Since = Annotated[datetime | None, Field(description="only turns at or after this time (ISO 8601)")]
+Until = Annotated[datetime | None, Field(description="only turns before this time (ISO 8601)")]
+Source = Annotated[str | None, Field(description="only sessions from this source, e.g. 'import:claude-code'")]
+Budget = Annotated[int | None, Field(ge=100, le=1000000, description="character budget (default: the setting)")]
+
+
+@with_config(extra="forbid")
+class Message(TypedDict, total=False):
+    """One message of a conversation, as memory.commit takes it."""
+
+    role: Required[Annotated[results.Role, Field(description="who speaks")]]
+    content: Annotated[str, Field(description="the text (may be left out when tool_calls is given)")]
+    name: Annotated[str, Field(description="who said it, e.g. the user's name")]
+    id: Annotated[str | int, Field(description="the message's id; a message whose id is stored is skipped")]
+    created_at: Annotated[str, Field(description="when it was said, ISO 8601, e.g. 2025-06-01T09:30:00Z")]
+    tool_calls: Annotated[list[dict[str, Any]], Field(description="the tool calls an assistant message made")]
+    tool_call_id: Annotated[str, Field(description="the tool call a tool message answers")]
+    metadata: Annotated[dict[str, Any], Field(description="anything else worth keeping, as a JSON object")]
+
+
+class Hit(TypedDict):
+    """A recalled turn; its session's summary is in the answer's sessions."""
+
+    turn_id: int
+    session_id: str
+    speaker: str
+    at: str
+    content: str
+    agent: NotRequired[str]
+
+
+class Recalled(TypedDict):
+    """Recall's hits, best first, and the summary of each of their sessions by session_id."""
+
+    hits: list[Hit]
+    sessions: NotRequired[dict[str, str]]
+
+
+class Candidate(TypedDict):
+    """A recall candidate: its rank in each list (lists) and the signals that moved its score."""
+
+    rank: int
+    turn_id: int
+    session_id: str
+    score: float
+    lists: str
+    signals: NotRequired[str]
+    speaker: NotRequired[str]
+    content: str
+
+
+class Explanation(TypedDict):
+    """The best recall candidates; degraded says when recall ran on full text only, and why."""
+
+    candidates: list[Candidate]
+    degraded: NotRequired[list[str]]
+
+
+class Committed(TypedDict):
+    """What commit stored."""
+
+    created: bool
+    turns_added: int
+    enrichment: NotRequired[Literal["queued"]]
+    turns_indexed_in_part: NotRequired[int]
+
+
+def _time(at: datetime) -> str:
+    return at.isoformat(timespec="seconds")
+
+
+def _hit(hit: results.Hit, show_agent: bool) -> Hit:
+    shown: Hit = {
+        "turn_id": hit.turn_id,
+        "session_id": hit.session_id,
+        "speaker": hit.speaker or hit.role,
+        "at": _time(hit.created_at),
+        "content": hit.content,
+    }
+    if show_agent:
+        shown["agent"] = hit.agent
+    return shown
+
+
+def _recalled(hits: list[results.Hit], show_agent: bool) -> Recalled:
+    """Hits without their components, scores or nulls; each session's summary once."""
+    agents: dict[str, set[str]] = {}
+    for hit in hits:
+        agents.setdefault(hit.session_id, set()).add(hit.agent)
+    answer: Recalled = {"hits": [_hit(hit, show_agent) for hit in hits]}
+    # A session id two agents share in one answer would name two summaries: it gets none.
+    sessions = {
+        hit.session_id: hit.summary
+        for hit in hits
+        if hit.summary and hit.session_id != REMEMBERED and len(agents[hit.session_id]) == 1
+    }
+    if sessions:
+        answer["sessions"] = sessions
+    return answer
+
+
+def _candidate(candidate: results.Candidate) -> Candidate:
+    content = candidate.content
+    shown: Candidate = {
+        "rank": candidate.rank,
+        "turn_id": candidate.turn_id,
+        "session_id": candidate.session_id,
+        "score": round(candidate.score, 2),
+        "lists": ranks(candidate.components),
+        "content": content if len(content) <= EXPLAIN_CONTENT_CHARS else content[:EXPLAIN_CONTENT_CHARS] + "…",
+    }
+    if moved := signals(candidate.components):
+        shown["signals"] = moved
+    if candidate.speaker:
+        shown["speaker"] = candidate.speaker
+    return shown
+
+
+def _explained(candidates: list[results.Candidate]) -> Explanation:
+    """Candidates as ranks and signals in words instead of their components; degraded once."""
+    answer: Explanation = {"candidates": [_candidate(candidate) for candidate in candidates]}
+    if candidates and (degraded := candidates[0].components.get("degraded")):
+        answer["degraded"] = degraded
+    return answer
+
+
+def _answer(data: Any) -> CallToolResult:
+    """Structured content for the host, the same as one line of JSON for the model (the SDK would indent it)."""
+    text = json.dumps(data, ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
 def _reported(tool: F) -> F:
     """The database's refusals reach the model as tool errors with the server's message."""
-    from mcp.server.mcpserver.exceptions import ToolError
 
     @functools.wraps(tool)
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
             return tool(*args, **kwargs)
         except AgentMemoryError as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError(str(exc).removeprefix("agent_memory: ")) from exc
 
     return cast(F, run)
 
 
-def build(memory: Memory, agent_id: str | None = None) -> Any:
-    """The MCP server with its tools, over one Memory."""
-    try:
-        from mcp.server.mcpserver import MCPServer
-    except ImportError as exc:  # the SDK is an optional dependency: agent-memory[mcp]
-        raise RuntimeError("the MCP server needs the mcp package: pip install 'agent-memory[mcp]'") from exc
+def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
+    """The MCP server with its tools, over one Memory. agent_id is every tool's default agent; without one,
+    reads and forget cover every agent and remember and commit write to the database's default agent."""
+    server: MCPServer[Any] = MCPServer("agent-memory", version=version("agent-memory"), instructions=INSTRUCTIONS)
+    default_agent = agent_id
 
-    server = MCPServer("agent-memory", instructions=INSTRUCTIONS)
-    agent = agent_id
+    def tool(annotations: ToolAnnotations) -> Callable[[F], F]:
+        def register(function: F) -> F:
+            description = " ".join((function.__doc__ or "").split())  # one line, without the indentation
+            server.tool(description=description, annotations=annotations)(_reported(function))
+            return function
 
-    @server.tool()
-    @_reported
+        return register
+
+    @tool(READ_ONLY)
     def recall(
-        query: Annotated[str, Field(description="what to look for, in plain words")],
+        query: Query,
         k: Annotated[int, Field(ge=1, le=100, description="how many results")] = 5,
-        level: Annotated[Literal["turn", "session"], Field(description="turns, or whole sessions")] = "turn",
-    ) -> list[dict[str, Any]]:
-        """The remembered conversation turns that best answer the query, best first, with their turn_id
-        (for feedback), session, speaker, time and score."""
-        hits = memory.recall(query, k=k, level=level, agent_id=agent)
-        return [{key: value for key, value in _plain(hit).items() if key != "components"} for hit in hits]
+        level: Annotated[Level, Field(description="turns, or the best turn per session")] = "turn",
+        agent_id: AgentFilter = None,
+        since: Since = None,
+        until: Until = None,
+        source: Source = None,
+    ) -> Annotated[CallToolResult, Recalled]:
+        """The remembered conversation turns that best answer the query, best first. Each hit has its
+        turn_id (for feedback), session_id, speaker, time and content; sessions holds the summary of each
+        session once. Without a filter, hits also name their agent."""
+        agent = agent_id or default_agent
+        hits = memory.recall(query, k=k, level=level, agent_id=agent, since=since, until=until, source=source)
+        return _answer(_recalled(hits, show_agent=agent is None))
 
-    @server.tool()
-    @_reported
-    def remember(
-        content: Annotated[str, Field(description="the fact, preference, rule or decision, in one sentence")],
-        kind: Annotated[
-            Literal["fact", "preference", "rule", "decision", "event", "observation", "skill"],
-            Field(description="what kind of memory it is"),
-        ] = "fact",
-    ) -> dict[str, Any]:
-        """Keeps something worth knowing in later conversations. Remembering the same text again adds nothing."""
-        return _plain(memory.remember(content, kind=kind, agent_id=agent))
+    @tool(READ_ONLY)
+    def explain(
+        query: Query,
+        k: Annotated[int, Field(ge=1, le=100, description="how many candidates")] = 10,
+        agent_id: AgentFilter = None,
+        since: Since = None,
+        until: Until = None,
+        source: Source = None,
+    ) -> Annotated[CallToolResult, Explanation]:
+        """Why recall ranks turns as it does: the best candidates with their score, their rank in each
+        list ('dense #1, lexical #4') and the signals that moved them ('session +2.00, trust -0.69')."""
+        agent = agent_id or default_agent
+        candidates = memory.explain_recall(query, agent_id=agent, since=since, until=until, source=source)
+        return _answer(_explained(candidates[:k]))
 
-    @server.tool()
-    @_reported
-    def feedback(
-        turn_id: Annotated[int, Field(description="the turn_id of a recalled result")],
-        helpful: Annotated[bool, Field(description="true if it helped, false if it was wrong or useless")],
-        query: Annotated[str | None, Field(description="the query it was recalled for")] = None,
-    ) -> dict[str, Any]:
-        """Says whether a recalled turn helped; unhelpful turns rank lower from now on, helpful ones higher."""
-        return _plain(memory.feedback(turn_id, helpful, query=query))
-
-    @server.tool()
-    @_reported
-    def bootstrap(
-        max_chars: Annotated[int, Field(ge=100, le=100000, description="character budget")] = 4000,
+    @tool(READ_ONLY)
+    def context_for_task(
+        task: Annotated[str, Field(description="the task about to be done, in plain words")],
+        max_chars: Budget = None,
+        k: Annotated[int | None, Field(ge=1, le=100, description="at most this many turns (default 20)")] = None,
+        agent_id: AgentFilter = None,
     ) -> str:
+        """The remembered turns most relevant to a task, best first, within a character budget, as Markdown:
+        who said each, when, and in which session. For the start of a task."""
+        context = memory.context_for_task(task, max_chars=max_chars, k=k, agent_id=agent_id or default_agent)
+        return context.text() or "Nothing relevant is remembered."
+
+    @tool(READ_ONLY)
+    def bootstrap(max_chars: Budget = None) -> str:
         """What is already known, for the start of a conversation: remembered facts, open loops, decisions
         and summaries of recent sessions, as Markdown."""
-        return memory.bootstrap(agent_id=agent, max_chars=max_chars).text() or "Nothing is remembered yet."
+        return memory.bootstrap(agent_id=default_agent, max_chars=max_chars).text() or "Nothing is remembered yet."
 
-    @server.tool()
-    @_reported
+    @tool(READ_ONLY)
+    def stats() -> Annotated[CallToolResult, dict[str, dict[str, Any]]]:
+        """How much is remembered, per agent: sessions, turns, indexed and embedded chunks, summaries,
+        remembered facts, feedback, pending and failed enrichment jobs, first and last turn."""
+        return _answer(
+            {
+                row.agent_id: {
+                    key: _time(value) if isinstance(value, datetime) else value
+                    for key, value in asdict(row).items()
+                    if key != "agent_id" and value is not None
+                }
+                for row in memory.stats(default_agent)
+            }
+        )
+
+    @tool(ADDS)
+    def remember(
+        content: Annotated[str, Field(description="the fact, preference, rule or decision, in one sentence")],
+        kind: Annotated[Kind, Field(description="what kind of memory it is")] = "fact",
+    ) -> Annotated[CallToolResult, dict[str, int | bool]]:
+        """Keeps something worth knowing in later conversations; it can be recalled at once. Remembering
+        the same text again adds nothing. Answers with its turn_id and whether it was new."""
+        kept = memory.remember(content, kind=kind, agent_id=default_agent)
+        return _answer({"turn_id": kept.turn_id, "added": kept.added})
+
+    @tool(ADDS)
     def commit(
         session_id: Annotated[str, Field(description="the conversation's id; commit it again as it grows")],
-        messages: Annotated[
-            list[dict[str, Any]],
-            Field(description='messages as {"role": "user"|"assistant"|"system"|"tool", "content": "...", "id"?}'),
-        ],
-    ) -> dict[str, Any]:
-        """Stores a conversation's messages; messages already stored are skipped."""
-        return _plain(memory.commit(session_id, messages, agent_id=agent))
+        messages: Annotated[list[Message], Field(description="the conversation's messages, oldest first")],
+    ) -> Annotated[CallToolResult, Committed]:
+        """Stores a conversation's messages; messages already stored are skipped. Its turns can be recalled
+        once they are enriched: at once, or after a worker ran when enrichment is queued."""
+        stored = memory.commit(session_id, messages, agent_id=default_agent)
+        answer: Committed = {"created": stored.created, "turns_added": stored.turns_added}
+        if stored.job_id is not None:
+            answer["enrichment"] = "queued"
+        if stored.turns_indexed_in_part:
+            answer["turns_indexed_in_part"] = stored.turns_indexed_in_part
+        return _answer(answer)
 
-    @server.tool()
-    @_reported
-    def stats() -> list[dict[str, Any]]:
-        """How much is remembered: sessions, turns, indexed and embedded chunks, pending jobs, per agent."""
-        return [_plain(row) for row in memory.stats(agent)]
+    @tool(JUDGES)
+    def feedback(
+        turn_id: Annotated[int, Field(description="the turn_id of a recalled hit")],
+        helpful: Annotated[bool, Field(description="true if it helped, false if it was wrong or useless")],
+        query: Annotated[str | None, Field(description="the query it was recalled for")] = None,
+    ) -> Annotated[CallToolResult, dict[str, float]]:
+        """Says whether a recalled turn helped; unhelpful turns rank lower from now on, helpful ones higher.
+        Answers with the turn's trust before and after."""
+        verdict = memory.feedback(turn_id, helpful, query=query)
+        return _answer({"trust_before": round(verdict.trust_before, 3), "trust_after": round(verdict.trust_after, 3)})
+
+    @tool(DELETES)
+    def forget(
+        session_id: Annotated[str, Field(description="the session to remove")],
+        agent_id: Annotated[
+            str | None,
+            Field(description="the session's agent (default: the server's agent, else whichever agent has it)"),
+        ] = None,
+    ) -> Annotated[CallToolResult, dict[str, int]]:
+        """Removes a conversation and everything derived from it (turns, chunks, vectors, summary,
+        feedback) for good. Only when the user asks for it."""
+        gone = memory.forget(session_id, agent_id=agent_id or default_agent)
+        return _answer({"turns_removed": gone.turns_removed, "chunks_removed": gone.chunks_removed})
 
     return server
 
