@@ -57,6 +57,7 @@ declare
     v_model record;
     v_turns jsonb;
     v_source bytea;
+    v_source_kind text := (select s.source from memory.sessions as s where s.tenant_id = tenant and s.session_key = session);
     v_summary record;
     v_summarized boolean := false;
     v_chunk_keys bigint [];
@@ -100,7 +101,8 @@ begin
             v_vectors := memory_internal._embed_texts(v_texts, v_settings);
         end if;
     end if;
-    if v_settings ->> 'summarizer' <> 'none' and not exists (
+    -- Remembered facts are listed one by one wherever they are used; their session is not summarized.
+    if v_settings ->> 'summarizer' <> 'none' and v_source_kind is distinct from 'remember' and not exists (
         select from memory.summaries as s
         where s.tenant_id = tenant and s.session_key = session
             and (s.method = 'caller' or s.source_sha256 = v_source)
@@ -324,4 +326,5 @@ end
 $$;
 
 comment on function memory.set_summary(text, text, jsonb, jsonb, text) is
-'Stores the caller''s own summary of a session; enrichment then leaves it as it is.';
+'Stores the caller''s own summary of a session (of agent_id, or of whichever agent has it); enrichment then '
+'leaves it as it is.';

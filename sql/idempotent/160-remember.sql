@@ -2,6 +2,26 @@
 -- agent, 'remembered', so they are enriched, recalled, judged and forgotten like any other turn. A fact
 -- is enriched as it is remembered (enrich => 'now'), so the next recall, even in the same transaction,
 -- finds it.
+-- The turn of one remembered fact, committed to the agent's session 'remembered'; how many were added.
+create or replace function memory_internal._remember_turn(
+    content text, message_id text, kind text, agent_id text, metadata jsonb, enrich text
+) returns integer
+language sql
+as $$
+    select c.turns_added
+    from memory.commit(
+        'remembered',
+        json_build_array(json_build_object(
+            'role', 'user', 'content', content, 'id', message_id,
+            'metadata', metadata || jsonb_build_object('kind', kind)
+        )),
+        agent_id => agent_id, source => 'remember', enrich => enrich
+    ) as c
+$$;
+
+comment on function memory_internal._remember_turn(text, text, text, text, jsonb, text) is
+'Internal: commits one remembered fact to the agent''s session ''remembered''; the turns added (0 or 1).';
+
 create or replace function memory.remember(
     content text, kind text default 'fact', agent_id text default 'default', metadata jsonb default '{}',
     enrich text default 'now'
@@ -27,15 +47,18 @@ begin
     end if;
     -- The same text remembered twice is one turn: its id is its hash.
     v_id := 'remembered:' || encode(sha256(convert_to(v_text, 'UTF8')), 'hex');
-    select c.turns_added into v_added
-    from memory.commit(
-        'remembered',
-        json_build_array(json_build_object(
-            'role', 'user', 'content', v_text, 'id', v_id,
-            'metadata', remember.metadata || jsonb_build_object('kind', remember.kind)
-        )),
-        agent_id => remember.agent_id, source => 'remember', enrich => remember.enrich
-    ) as c;
+    -- Enriched now by default; if that fails (an endpoint down), the fact is kept and queued instead.
+    begin
+        v_added := memory_internal._remember_turn(v_text, v_id, remember.kind, remember.agent_id, remember.metadata,
+                                                  remember.enrich);
+    exception when others then
+        if remember.enrich is distinct from 'now' then
+            raise;
+        end if;
+        raise notice 'agent_memory: remembered, but enriching it failed (%); it is queued instead', sqlerrm;
+        v_added := memory_internal._remember_turn(v_text, v_id, remember.kind, remember.agent_id, remember.metadata,
+                                                  'queue');
+    end;
     return query
     select t.turn_key, 'remembered'::text, v_added > 0
     from memory.turns as t

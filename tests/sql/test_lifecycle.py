@@ -48,6 +48,20 @@ def test_remember_keeps_a_fact_once_and_recall_finds_it(db):
     assert hit[0] == turn
 
 
+def test_a_fact_is_kept_and_queued_when_enriching_it_fails(db, http_stub):
+    db.execute("set memory.embedder = 'openai'")
+    db.execute(psycopg.sql.SQL("set memory.openai_base_url = {}").format(http_stub.base_url))
+    db.execute("set memory.http_retries = 0")
+    db.execute("select memory.set_secret('openai_api_key', 'sk-test')")
+    http_stub.fail_next = [500]
+    notices = []
+    db.add_notice_handler(lambda notice: notices.append(notice.message_primary))
+    _, _, added = remember(db, "The CI must test against Postgres 16.", kind="rule")
+    assert added and notices[0].startswith("agent_memory: remembered, but enriching it failed")
+    assert db.execute("select count(*) from memory.jobs where status = 'queued'").fetchone()[0] == 1
+    assert db.execute("select count(*) from memory.summaries").fetchone()[0] == 0
+
+
 @pytest.mark.parametrize(
     ("content", "kind", "message"),
     [
