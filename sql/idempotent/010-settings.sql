@@ -242,7 +242,7 @@ comment on function memory_internal._session_setting_names() is
 -- The known setting closest to a misspelt name, or null.
 create or replace function memory_internal._closest_setting(name text) returns text
 language plpython3u
-stable strict
+volatile strict
 as $$
 if GD.get("agent_memory_version") is None:
     plpy.execute("select memory_internal._load_python()")
@@ -265,11 +265,13 @@ declare
     v_name text;
     v_closest text;
 begin
+    -- PostgreSQL keeps a name as it was set and matches it in any case.
     foreach v_name in array memory_internal._session_setting_names() loop
+        v_name := lower(v_name);
         continue when v_name = 'tenant_id';
         if not exists (select from memory.setting_definitions() as s where s.key = v_name) then
             v_closest := memory_internal._closest_setting(v_name);
-            raise exception using errcode = 'undefined_object',
+            raise exception using errcode = 'invalid_parameter_value',
                 message = format('agent_memory: unknown setting memory.%s%s', v_name,
                                  case when v_closest is null then '' else format(' (did you mean memory.%s?)', v_closest) end),
                 hint = format('reset memory.%s; select key, description from memory.setting_definitions() '

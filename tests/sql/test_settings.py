@@ -126,7 +126,7 @@ def test_reading_an_unknown_key_is_an_error(db):
 def test_a_misspelt_session_setting_is_named_with_the_closest_one(db):
     db.execute("set memory.wieght_dense = 1")
     misspelt = r"memory.wieght_dense \(did you mean memory.weight_dense"
-    with pytest.raises(psycopg.errors.UndefinedObject, match=misspelt), db.transaction():
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match=misspelt), db.transaction():
         setting(db, "embedder")
     db.execute("set memory.wieght_dense = ''")  # emptied, as reset leaves a setting PostgreSQL does not know
     assert setting(db, "embedder") == "local"
@@ -134,7 +134,7 @@ def test_a_misspelt_session_setting_is_named_with_the_closest_one(db):
 
 def test_an_unknown_setting_far_from_every_known_one_is_named_alone(db):
     db.execute("set memory.colour = 'blue'")
-    with pytest.raises(psycopg.errors.UndefinedObject) as raised:
+    with pytest.raises(psycopg.errors.InvalidParameterValue) as raised:
         db.execute("select * from memory.recall('hello')")
     assert raised.value.diag.message_primary == "agent_memory: unknown setting memory.colour"
 
