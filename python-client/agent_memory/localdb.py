@@ -8,10 +8,12 @@ find_home says which directory the command uses, from any working directory.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -70,6 +72,21 @@ def project_home(project: Path, enterable: Callable[[Path], bool]) -> Path:
     return Path("/tmp") / f"agent-memory-{hashlib.sha256(str(project).encode()).hexdigest()[:12]}"
 
 
+def trusted(directory: Path) -> bool:
+    """Whether a server directory found above the working directory may be used: a real directory (not a
+    link) owned by this user (or, for root, by postgres, whose server it is), writable by no one else.
+    Another user's folder could otherwise hand us their server, which would receive our conversations."""
+    try:
+        status = directory.lstat()
+    except OSError:
+        return False
+    owners = {os.geteuid()}
+    if os.geteuid() == 0:
+        with contextlib.suppress(KeyError):
+            owners.add(pwd.getpwnam("postgres").pw_uid)
+    return stat.S_ISDIR(status.st_mode) and status.st_uid in owners and not status.st_mode & 0o022
+
+
 def find_home(
     cwd: Path,
     environ: Mapping[str, str],
@@ -80,7 +97,7 @@ def find_home(
     if environ.get("AGENT_MEMORY_HOME"):
         return Home((cwd / environ["AGENT_MEMORY_HOME"]).resolve(), "$AGENT_MEMORY_HOME")
     for folder in (cwd, *cwd.parents):
-        if (folder / HOME_NAME / "data").is_dir():
+        if (folder / HOME_NAME / "data").is_dir() and trusted(folder / HOME_NAME):
             return Home(folder / HOME_NAME, "the nearest .agent-memory/ with a server")
     project = prefix.resolve().parent
     if prefix.resolve().name == ".venv":
@@ -130,12 +147,16 @@ class LocalServer:
             raise LocalServerError(f"socket path {socket} is longer than {SOCKET_PATH_MAX} bytes; use a shorter --dir")
         if not (self.bindir / "initdb").exists():
             raise LocalServerError(f"PostgreSQL binaries not found in {self.bindir}; run `make provision`")
+        if self.directory.is_symlink() or (self.directory.exists() and not trusted(self.directory)):
+            raise LocalServerError(
+                f"{self.directory} is a link, belongs to another user or is writable by others: choose another --dir"
+            )
         self.socket_dir.mkdir(parents=True, exist_ok=True)
         owner = self._owner()
         if owner:
             entry = pwd.getpwnam(owner)
             for path in (self.directory, self.socket_dir):
-                os.chown(path, entry.pw_uid, entry.pw_gid)
+                os.chown(path, entry.pw_uid, entry.pw_gid, follow_symlinks=False)
             reachable = subprocess.run(["runuser", "-u", owner, "--", "test", "-w", str(self.socket_dir)])
             if reachable.returncode != 0:
                 raise LocalServerError(

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.localdb import LocalServer, LocalServerError, find_home
+from agent_memory.localdb import Home, LocalServer, LocalServerError, find_home
 
 
 def test_url_points_at_the_socket_directory_and_port():
@@ -42,6 +42,17 @@ def test_the_nearest_server_directory_above_the_working_directory_is_used(tmp_pa
     deep.mkdir(parents=True)
     assert find_home(deep, {}, prefix=Path("/usr")).directory == inner
     assert find_home(tmp_path / "b", {}, prefix=Path("/usr")).directory == outer
+
+
+def test_a_server_directory_others_may_write_or_a_link_is_passed_over(tmp_path):
+    planted = _server_dir(tmp_path / "shared")
+    planted.chmod(0o777)  # say /tmp/.agent-memory, made by another user
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / ".agent-memory").symlink_to(_server_dir(tmp_path / "elsewhere"))
+    for folder in (tmp_path / "shared" / "work", linked / "work"):
+        folder.mkdir()
+        assert find_home(folder, {}, prefix=Path("/usr")) == Home(folder / ".agent-memory", "the current directory")
 
 
 def test_an_agent_memory_folder_without_a_server_is_passed_over(tmp_path):
