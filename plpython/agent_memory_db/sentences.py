@@ -18,7 +18,7 @@ INLINE_CODE = re.compile(r"`[^`\n]+`")
 # The end of a sentence: terminators (and closing quotes or brackets) then white space, or a line break.
 SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s)|\n")
 ABBREVIATIONS = frozenset(
-    ["e.g", "i.e", "etc", "vs", "cf", "approx", "mr", "mrs", "ms", "dr", "prof", "st", "no", "fig", "incl", "resp"]
+    ["e.g", "i.e", "etc", "vs", "cf", "approx", "mr", "mrs", "ms", "dr", "prof", "fig", "incl", "resp"]
 )
 LONGEST_ABBREVIATION = max(len(word) for word in ABBREVIATIONS) + 1  # the word, and a character before it
 

@@ -340,6 +340,17 @@ def _global_options(parser: argparse._ActionsContainer, defaults: bool) -> None:
     parser.add_argument("--json", action="store_true", default=default(False), help="print JSON for scripts")
 
 
+def positive_seconds(text: str) -> float:
+    """A time bound in seconds: a positive number (0 would mean no bound at all)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0
+    if not 0 < seconds < 3600:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds between 0 and 3600, got {text!r}")
+    return seconds
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-memory", description="Long-term memory for AI agents in PostgreSQL.")
     _global_options(parser, defaults=True)
@@ -407,7 +418,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     forget = command("forget", cmd_forget, "remove a session and everything derived from it")
     forget.add_argument("session_id")
-    forget.add_argument("--agent", help="agent id (default: 'default')")
+    forget.add_argument("--agent", help="agent id (default: whichever agent has the session)")
 
     export = command("export", cmd_export, "write sessions as JSON lines (importable with: import jsonl)")
     export.add_argument("--agent", help="one agent")
@@ -449,7 +460,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--agent", help="agent id (default: 'default', as `import claude-code`; SessionStart: every agent)"
     )
     hook.add_argument("--max-chars", type=int, help="SessionStart's budget (default: setting bootstrap_max_chars)")
-    hook.add_argument("--timeout", type=float, default=10.0, help="give up after this many seconds (default 10)")
+    hook.add_argument(
+        "--timeout", type=positive_seconds, default=10.0, help="give up after this many seconds (default 10)"
+    )
     hook.add_argument("--log", default=hooks.DEFAULT_LOG, help=f"where errors go (default {hooks.DEFAULT_LOG})")
 
     command("demo", cmd_demo, "a tour: import a small example, recall, explain, bootstrap, feedback")

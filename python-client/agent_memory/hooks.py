@@ -134,10 +134,10 @@ def run(
                     output = context(memory, agent_id, max_chars)
                 else:
                     output, problems = save(memory, data, agent_id)
+        if output:
+            print(output, flush=True)
     except Exception as exc:  # whatever it is, the host must go on
         problems.append(exc)
-    if output:
-        print(output)
     if problems:
         lines = "".join(log_line(name, problem, datetime.now().astimezone()) for problem in problems)
         try:

@@ -58,7 +58,7 @@ AgentFilter = Annotated[
 ]
 Since = Annotated[datetime | None, Field(description="only turns at or after this time (ISO 8601)")]
 Until = Annotated[datetime | None, Field(description="only turns before this time (ISO 8601)")]
-Source = Annotated[str | None, Field(description="only sessions from this source, e.g. 'import:claude-code'")]
+Source = Annotated[str | None, Field(description="only sessions from this source, e.g. 'claude-code'")]
 Budget = Annotated[int | None, Field(ge=100, le=1000000, description="character budget (default: the setting)")]
 
 

@@ -60,3 +60,7 @@ def test_a_code_block_longer_than_a_chunk_is_cut_at_line_breaks():
 def test_a_million_characters_split_in_linear_time():
     text = "The deploy log says the `cache.warm` step ran, e.g. twice. " * 17_000
     assert len(sentences(text)) == 17_000
+
+
+def test_no_at_the_end_of_a_sentence_ends_it():
+    assert sentences("Did it work? No. We then tried again.") == ["Did it work?", "No.", "We then tried again."]
