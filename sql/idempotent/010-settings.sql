@@ -111,6 +111,11 @@ as $$
          'Leave speaker names the query mentions out of its text and vector search (they are matched as speakers).'),
         ('exact_search_max_chunks', '20000', 'integer', null, 0, 100000000,
          'Up to this many chunks in scope, vector search is exact; above it, HNSW with iterative scan.'),
+        ('entity_extractor', '"deterministic"', 'string', '["deterministic", "none"]', null, null,
+         'How enrichment finds the entities turns mention: deterministic (names, handles, tags, paths, URLs, code '
+         || 'identifiers, quoted titles, gazetteer tools, speakers) or none.'),
+        ('entity_gazetteer', '{}', 'object', null, null, null,
+         'Names the extractor knows, with their type, on top of its own: {"acme cloud": "org", "fizzbuzz": "tool"}.'),
         ('recall_count_access', 'false', 'boolean', null, null, null,
          'Count how often recall returns each turn (makes recall write; leave off on a read replica).')
     ) as d (key, default_value, value_type, allowed, minimum, maximum, description)
@@ -186,6 +191,15 @@ begin
             raise exception 'agent_memory: setting "text_search_config" must name a text search configuration '
                 'of this database (see pg_ts_config), got %', p_value;
         end;
+    end if;
+    if p_key = 'entity_gazetteer' and exists (
+        select from jsonb_each(p_value) as g
+        where g.value not in ('"person"', '"project"', '"concept"', '"tool"', '"metric"', '"org"', '"place"', '"event"',
+                              '"doc"', '"task"', '"topic"', '"other"')
+            or memory.normalize_entity(g.key) = ''
+    ) then
+        raise exception 'agent_memory: setting "entity_gazetteer" maps names to entity types (person, project, '
+            'concept, tool, metric, org, place, event, doc, task, topic, other), got %', p_value;
     end if;
     if d.minimum is not null and p_value::numeric < d.minimum
         or d.maximum is not null and p_value::numeric > d.maximum then

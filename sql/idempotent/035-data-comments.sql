@@ -118,3 +118,42 @@ comment on column memory.feedback.trust_before is 'The turn''s trust before this
 comment on column memory.feedback.trust_after is 'The turn''s trust after it.';
 comment on column memory.feedback.given_by is 'The database role that gave it.';
 comment on column memory.feedback.created_at is 'When it was given.';
+
+comment on table memory.entities is
+'Entities of the knowledge graph: one per tenant, scope (agent) and normalized name, with its type and aliases.';
+comment on column memory.entities.tenant_id is 'The tenant.';
+comment on column memory.entities.entity_key is 'The entity''s key (entity_id in the API).';
+comment on column memory.entities.scope is 'The agent whose memory the entity belongs to.';
+comment on column memory.entities.name is 'The name as first written.';
+comment on column memory.entities.normalized is 'The key it is found under: memory.normalize_entity(name).';
+comment on column memory.entities.type is
+'One of person, project, concept, tool, metric, org, place, event, doc, task, topic, other.';
+comment on column memory.entities.aliases is 'Other normalized names that stand for it (merged entities).';
+comment on column memory.entities.trigrams is 'Trigrams of the normalized name and aliases, for fuzzy search.';
+
+comment on table memory.entity_mentions is 'Which turns mention which entities, and how often.';
+comment on column memory.entity_mentions.tenant_id is 'The tenant.';
+comment on column memory.entity_mentions.turn_key is 'The turn that mentions the entity.';
+comment on column memory.entity_mentions.entity_key is 'The entity mentioned.';
+comment on column memory.entity_mentions.session_key is 'The turn''s session.';
+comment on column memory.entity_mentions.mentions is 'How often the turn mentions it.';
+
+comment on table memory.entity_edges is
+'Co-occurrence: one row per pair of entities mentioned in one turn (derived from the mentions; not dumped).';
+comment on column memory.entity_edges.tenant_id is 'The tenant.';
+comment on column memory.entity_edges.entity_a is 'The pair''s entity with the smaller key.';
+comment on column memory.entity_edges.entity_b is 'The pair''s entity with the larger key.';
+comment on column memory.entity_edges.turns is 'How many turns mention both.';
+comment on column memory.entity_edges.last_seen is 'When the latest such turn was said.';
+
+comment on table memory.entity_states is
+'Entity attributes over time: each value with the period it held; at most one current value per attribute.';
+comment on column memory.entity_states.tenant_id is 'The tenant.';
+comment on column memory.entity_states.state_key is 'The row''s key.';
+comment on column memory.entity_states.entity_key is 'The entity.';
+comment on column memory.entity_states.attribute is 'The attribute, e.g. database or owner.';
+comment on column memory.entity_states.value is 'Its value, as JSON.';
+comment on column memory.entity_states.valid_from is 'When the value began to hold.';
+comment on column memory.entity_states.valid_to is 'When the next value began to hold; null while it is current.';
+comment on column memory.entity_states.recorded_at is 'When it was written.';
+comment on column memory.entity_states.recorded_by is 'The role that wrote it.';

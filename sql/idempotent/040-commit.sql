@@ -38,6 +38,18 @@ as $$
             then 'has metadata that is not a JSON object'
         when message -> 'name' is not null and jsonb_typeof(message -> 'name') not in ('string', 'null')
             then 'has a name that is not a string'
+        when message -> 'entities' is not null and (
+            jsonb_typeof(message -> 'entities') <> 'array'
+            or exists (
+                select from jsonb_array_elements(message -> 'entities') as e
+                where not (jsonb_typeof(e) = 'string'
+                           or jsonb_typeof(e) = 'object' and jsonb_typeof(e -> 'name') = 'string'
+                           and coalesce(e ->> 'type', 'other') in ('person', 'project', 'concept', 'tool', 'metric',
+                                                                    'org', 'place', 'event', 'doc', 'task', 'topic',
+                                                                    'other'))
+            )
+        ) then 'has entities that are not a list of names or {"name", "type"} objects (type: person, project, '
+               || 'concept, tool, metric, org, place, event, doc, task, topic or other)'
         when message -> 'embedding' is not null and (
             jsonb_typeof(message -> 'embedding') <> 'array'
             or jsonb_array_length(message -> 'embedding') <> dimensions
@@ -284,7 +296,8 @@ begin
                f.message -> 'tool_calls', f.message ->> 'tool_call_id',
                (f.message ->> 'tokens')::integer,
                (f.message ->> 'embedding')::vector,
-               coalesce(f.message -> 'metadata', '{}'),
+               coalesce(f.message -> 'metadata', '{}')
+               || jsonb_strip_nulls(jsonb_build_object('entities', f.message -> 'entities')),
                coalesce((f.message ->> 'created_at')::timestamptz,
                         (select s.started_at from memory.sessions as s
                          where s.tenant_id = v_tenant and s.session_key = v_session))

@@ -72,7 +72,7 @@ declare
 begin
     select coalesce(jsonb_agg(jsonb_build_object(
                 'turn_key', t.turn_key, 'role', t.role, 'name', t.name, 'content', t.content,
-                'tool_calls', t.tool_calls)
+                'tool_calls', t.tool_calls, 'entities', t.metadata -> 'entities')
                 order by t.position), '[]'),
            sha256(convert_to(coalesce(string_agg(encode(t.content_sha256, 'hex'), ',' order by t.position), ''), 'UTF8'))
     into v_turns, v_source
@@ -157,6 +157,10 @@ begin
             set text_sha256 = excluded.text_sha256, embedding = excluded.embedding;
         end if;
         perform memory_internal._mark_ready_if_complete(v_model.model);
+    end if;
+
+    if v_settings ->> 'entity_extractor' <> 'none' then
+        perform memory_internal._write_mentions(tenant, session, v_turns, v_settings);
     end if;
 
     if v_summarized then

@@ -1,0 +1,271 @@
+-- The knowledge graph's entities: names normalized in the database, found by name or alias, and the
+-- co-occurrence edges kept current from the mentions.
+
+-- The key an entity is stored under: NFKC, case folded, look-alike letters, dashes, dots and quotes mapped,
+-- invisible characters dropped, white space collapsed, edge punctuation stripped, then a known alias
+-- mapped to its canonical name (postgres -> postgresql).
+create or replace function memory.normalize_entity(name text) returns text
+language plpython3u
+immutable strict parallel safe
+as $$
+if GD.get("agent_memory_version") is None:
+    plpy.execute("select memory_internal._load_python()")
+from agent_memory_db.entities import entity_key
+return entity_key(name)
+$$;
+
+comment on function memory.normalize_entity(text) is
+'The key an entity name is stored and found under: NFKC, Unicode case folding, look-alike letters '
+'(fullwidth, Cyrillic and Greek homoglyphs), dash, dot, bracket and quote variants mapped, invisible '
+'characters dropped, white space collapsed, edge punctuation stripped, known aliases mapped (postgres -> '
+'postgresql). '''' when nothing is left.';
+
+-- The entities of this tenant a name stands for: its normalized form as an entity's key or among its
+-- aliases, in one agent's scope or (agent_id null) in every agent's.
+create or replace function memory_internal._entity_keys(name text, agent_id text) returns bigint[]
+language sql
+stable
+as $$
+    select coalesce(array_agg(e.entity_key order by e.entity_key), '{}')
+    from (select memory.normalize_entity(name) as normalized) as n
+    inner join memory.entities as e
+        on e.tenant_id = (select memory.current_tenant())
+        and (e.normalized = n.normalized or e.aliases @> array[n.normalized])
+    where agent_id is null or e.scope = agent_id
+$$;
+
+comment on function memory_internal._entity_keys(text, text) is
+'Internal: the keys of the entities a name stands for (by key or alias), in one scope or all.';
+
+-- One entity of a tenant's scope, by name: its key, created (of the given type) if there is none.
+create or replace function memory_internal._entity_key(tenant text, name text, scope text, type text) returns bigint
+language plpgsql
+as $$
+declare
+    v_normalized text := memory.normalize_entity(name);
+    v_key bigint;
+begin
+    if v_normalized is null or v_normalized = '' then
+        raise exception 'agent_memory: entity name % has nothing left once normalized', coalesce(quote_literal(name), 'null')
+            using errcode = 'invalid_parameter_value';
+    end if;
+    select e.entity_key into v_key from memory.entities as e
+    where e.tenant_id = tenant and e.scope = _entity_key.scope
+        and (e.normalized = v_normalized or e.aliases @> array[v_normalized])
+    order by e.normalized = v_normalized desc, e.entity_key
+    limit 1;
+    if v_key is null then
+        insert into memory.entities as e (tenant_id, scope, name, normalized, type)
+        values (tenant, _entity_key.scope, btrim(name), v_normalized, coalesce(_entity_key.type, 'other'))
+        on conflict on constraint entities_tenant_id_scope_normalized_key do update
+        set type = case when e.type = 'other' then excluded.type else e.type end
+        returning e.entity_key into v_key;
+    end if;
+    return v_key;
+end
+$$;
+
+comment on function memory_internal._entity_key(text, text, text, text) is
+'Internal: the key of the entity a name stands for in a scope, created with the given type if new.';
+
+-- The trigrams of a text (as pg_trgm forms them: words padded with two spaces before and one after),
+-- for fuzzy search over entity names and aliases without another extension.
+create or replace function memory_internal._trigrams(words text) returns text[]
+language sql
+immutable strict parallel safe
+as $$
+    select coalesce(array_agg(distinct substr(w.padded, i, 3)), '{}')
+    from (select '  ' || word || ' ' as padded from regexp_split_to_table(words, '\s+') as word where word <> '') as w
+    cross join lateral generate_series(1, length(w.padded) - 2) as i
+$$;
+
+comment on function memory_internal._trigrams(text) is
+'Internal: the set of three-character pieces of each word of a text (for fuzzy entity search).';
+
+-- An entity's trigrams cover its key and its aliases.
+create or replace function memory_internal._entity_trigrams() returns trigger
+language plpgsql
+as $$
+begin
+    new.trigrams := memory_internal._trigrams(new.normalized || ' ' || array_to_string(new.aliases, ' '));
+    return new;
+end
+$$;
+
+comment on function memory_internal._entity_trigrams() is
+'Internal: trigger that keeps an entity''s trigrams (its key and aliases) current.';
+
+drop trigger if exists entities_trigrams on memory.entities;
+create trigger entities_trigrams before insert or update of normalized, aliases on memory.entities
+for each row execute function memory_internal._entity_trigrams();
+
+-- Co-occurrence edges follow the mentions: a turn's mentions are written and removed together (by
+-- enrichment, forget, merge), so the pairs of one statement's rows per turn are the pairs to add or
+-- take away. Rows are touched in key order so that concurrent writers lock them in the same order.
+create or replace function memory_internal._count_edges(mentions jsonb, sign integer) returns void
+language plpgsql
+as $$
+begin
+    with m as (
+        select r.tenant_id, r.turn_key, r.entity_key
+        from jsonb_to_recordset(mentions) as r (tenant_id text, turn_key bigint, entity_key bigint)
+    ),
+    pairs as (
+        select a.tenant_id, a.entity_key as entity_a, b.entity_key as entity_b, count(*) as turns,
+               max(t.created_at) as last_seen
+        from m as a
+        inner join m as b on a.tenant_id = b.tenant_id and a.turn_key = b.turn_key and a.entity_key < b.entity_key
+        -- The turn is gone when its mentions go with it (forget): last_seen matters only when adding.
+        left join memory.turns as t on t.tenant_id = a.tenant_id and t.turn_key = a.turn_key
+        group by a.tenant_id, a.entity_key, b.entity_key
+    )
+    insert into memory.entity_edges as e (tenant_id, entity_a, entity_b, turns, last_seen)
+    select p.tenant_id, p.entity_a, p.entity_b, sign * p.turns, coalesce(p.last_seen, pg_catalog.now())
+    from pairs as p
+    -- A merged or removed entity's mentions go after it; its edges went with it.
+    where exists (select from memory.entities as x where x.tenant_id = p.tenant_id and x.entity_key = p.entity_b)
+        and exists (select from memory.entities as x where x.tenant_id = p.tenant_id and x.entity_key = p.entity_a)
+    order by p.tenant_id, p.entity_a, p.entity_b
+    on conflict (tenant_id, entity_a, entity_b) do update
+    set turns = e.turns + excluded.turns,
+        last_seen = case when sign > 0 then greatest(e.last_seen, excluded.last_seen) else e.last_seen end;
+    if sign < 0 then
+        delete from memory.entity_edges as e
+        where e.turns <= 0 and (e.tenant_id, e.entity_a) in (
+            select r.tenant_id, r.entity_key from jsonb_to_recordset(mentions) as r (tenant_id text, entity_key bigint)
+        );
+    end if;
+end
+$$;
+
+comment on function memory_internal._count_edges(jsonb, integer) is
+'Internal: adds (1) or takes away (-1) the co-occurrence edges of a set of mentions.';
+
+create or replace function memory_internal._mentions_changed() returns trigger
+language plpgsql
+as $$
+begin
+    if tg_op in ('DELETE', 'UPDATE') then
+        perform memory_internal._count_edges(jsonb_agg(to_jsonb(o)), -1) from old_mentions as o having count(*) > 1;
+    end if;
+    if tg_op in ('INSERT', 'UPDATE') then
+        perform memory_internal._count_edges(jsonb_agg(to_jsonb(n)), 1) from new_mentions as n having count(*) > 1;
+    end if;
+    return null;
+end
+$$;
+
+comment on function memory_internal._mentions_changed() is
+'Internal: trigger that keeps the co-occurrence edges (memory.entity_edges) current from the mentions.';
+
+drop trigger if exists entity_mentions_counted_insert on memory.entity_mentions;
+create trigger entity_mentions_counted_insert after insert on memory.entity_mentions
+referencing new table as new_mentions
+for each statement execute function memory_internal._mentions_changed();
+
+drop trigger if exists entity_mentions_counted_update on memory.entity_mentions;
+create trigger entity_mentions_counted_update after update on memory.entity_mentions
+referencing old table as old_mentions new table as new_mentions
+for each statement execute function memory_internal._mentions_changed();
+
+drop trigger if exists entity_mentions_counted_delete on memory.entity_mentions;
+create trigger entity_mentions_counted_delete after delete on memory.entity_mentions
+referencing old table as old_mentions
+for each statement execute function memory_internal._mentions_changed();
+
+-- The entities each turn of a session mentions, found by the deterministic extractor in what is indexed
+-- of the turn (its words and tool calls) and its speaker, plus those the caller passed with the message
+-- (metadata.entities): (turn_key, name as written, key, type, mentions).
+create or replace function memory_internal._extract_mentions(turns jsonb, settings jsonb)
+returns table (turn_key bigint, name text, normalized text, type text, mentions integer)
+language plpython3u
+stable
+as $$
+if GD.get("agent_memory_version") is None:
+    plpy.execute("select memory_internal._load_python()")
+import json
+from agent_memory_db import mentions
+return mentions.session_mentions(json.loads(turns), json.loads(settings)["entity_gazetteer"])
+$$;
+
+comment on function memory_internal._extract_mentions(jsonb, jsonb) is
+'Internal: the entities each turn of a session mentions (extracted, and passed by the caller).';
+
+-- A session's mentions written again when they changed: entities new to the session's agent's scope are
+-- created (in key order, so concurrent enrichments take their locks in the same order), every mention is
+-- keyed by its entity (found by key or alias), and the session's mention rows are replaced, which moves
+-- the co-occurrence edges with them. Set-based: a statement per step, not per mention.
+create or replace function memory_internal._write_mentions(tenant text, session bigint, turns jsonb, settings jsonb)
+returns void
+language plpgsql
+as $$
+declare
+    v_scope text := (select s.agent_id from memory.sessions as s where s.tenant_id = tenant and s.session_key = session);
+    v_found_turns bigint [];
+    v_found_keys text [];
+    v_found_names text [];
+    v_found_types text [];
+    v_found_counts integer [];
+    v_turns bigint [];
+    v_entities bigint [];
+    v_counts integer [];
+begin
+    select coalesce(array_agg(f.turn_key order by f.normalized, f.turn_key), '{}'),
+           coalesce(array_agg(f.normalized order by f.normalized, f.turn_key), '{}'),
+           coalesce(array_agg(f.name order by f.normalized, f.turn_key), '{}'),
+           coalesce(array_agg(f.type order by f.normalized, f.turn_key), '{}'),
+           coalesce(array_agg(f.mentions order by f.normalized, f.turn_key), '{}')
+    into v_found_turns, v_found_keys, v_found_names, v_found_types, v_found_counts
+    from (
+        select m.turn_key, m.normalized, min(m.name) as name,
+               coalesce(min(m.type) filter (where m.type <> 'other'), 'other') as type, sum(m.mentions)::integer as mentions
+        from memory_internal._extract_mentions(turns, settings) as m
+        group by m.turn_key, m.normalized
+    ) as f;
+
+    -- Entities the scope does not know yet, by key or alias.
+    insert into memory.entities as e (tenant_id, scope, name, normalized, type)
+    select tenant, v_scope, min(f.name), f.normalized,
+           coalesce(min(f.type) filter (where f.type <> 'other'), 'other')
+    from unnest(v_found_keys, v_found_names, v_found_types) as f (normalized, name, type)
+    where not exists (
+        select from memory.entities as x
+        where x.tenant_id = tenant and x.scope = v_scope
+            and (x.normalized = f.normalized or x.aliases @> array[f.normalized])
+    )
+    group by f.normalized
+    order by f.normalized
+    on conflict on constraint entities_tenant_id_scope_normalized_key do nothing;
+
+    select coalesce(array_agg(f.turn_key order by f.turn_key, f.entity_key), '{}'),
+           coalesce(array_agg(f.entity_key order by f.turn_key, f.entity_key), '{}'),
+           coalesce(array_agg(f.mentions order by f.turn_key, f.entity_key), '{}')
+    into v_turns, v_entities, v_counts
+    from (
+        select f.turn_key, k.entity_key, sum(f.mentions)::integer as mentions
+        from unnest(v_found_turns, v_found_keys, v_found_counts) as f (turn_key, normalized, mentions)
+        cross join lateral (
+            select x.entity_key from memory.entities as x
+            where x.tenant_id = tenant and x.scope = v_scope
+                and (x.normalized = f.normalized or x.aliases @> array[f.normalized])
+            order by x.normalized = f.normalized desc, x.entity_key
+            limit 1
+        ) as k
+        group by f.turn_key, k.entity_key
+    ) as f;
+
+    if (select coalesce(array_agg(row(m.turn_key, m.entity_key, m.mentions)::text order by m.turn_key, m.entity_key), '{}')
+        from memory.entity_mentions as m where m.tenant_id = tenant and m.session_key = session)
+       = (select coalesce(array_agg(row(u.t, u.e, u.n)::text order by u.t, u.e), '{}')
+          from unnest(v_turns, v_entities, v_counts) as u (t, e, n)) then
+        return;
+    end if;
+    delete from memory.entity_mentions as m where m.tenant_id = tenant and m.session_key = session;
+    insert into memory.entity_mentions (tenant_id, turn_key, entity_key, session_key, mentions)
+    select tenant, u.t, u.e, session, u.n
+    from unnest(v_turns, v_entities, v_counts) as u (t, e, n);
+end
+$$;
+
+comment on function memory_internal._write_mentions(text, bigint, jsonb, jsonb) is
+'Internal: replaces a session''s entity mentions when what its turns mention changed.';

@@ -1,0 +1,231 @@
+-- Reading the knowledge graph: entities by name (fuzzy, over names and aliases), an entity's neighbours
+-- to a depth, the sessions that mention it; and merging two entities an operator finds to be one.
+
+-- The arguments of the graph queries checked: an error naming the problem, else nothing.
+create or replace function memory_internal._check_graph_query(type text, depth integer, k integer) returns boolean
+language plpgsql
+immutable
+as $$
+begin
+    if type is not null and type not in ('person', 'project', 'concept', 'tool', 'metric', 'org', 'place', 'event',
+                                         'doc', 'task', 'topic', 'other') then
+        raise exception 'agent_memory: entity type must be one of person, project, concept, tool, metric, org, '
+            'place, event, doc, task, topic, other; got %', type using errcode = 'invalid_parameter_value';
+    end if;
+    if depth is null or depth < 1 or depth > 5 then
+        raise exception 'agent_memory: depth must be between 1 and 5, got %', depth using errcode = 'invalid_parameter_value';
+    end if;
+    if k is null or k < 1 then
+        raise exception 'agent_memory: k must be at least 1, got %', k using errcode = 'invalid_parameter_value';
+    end if;
+    return true;
+end
+$$;
+
+comment on function memory_internal._check_graph_query(text, integer, integer) is
+'Internal: true, or an error unless the type is one of the twelve (or null), depth is 1-5 and k at least 1.';
+
+-- The entities a name stands for, or an error naming it when there are none.
+create or replace function memory_internal._named_entities(name text, agent_id text) returns bigint[]
+language plpgsql
+stable
+as $$
+declare
+    v_keys bigint [] := memory_internal._entity_keys(name, agent_id);
+begin
+    if cardinality(v_keys) = 0 then
+        raise exception 'agent_memory: no entity "%"%', name,
+            case when agent_id is null then '' else format(' for agent "%s"', agent_id) end
+            using errcode = 'no_data_found', hint = 'select * from memory.entities(''...'') finds entities by name';
+    end if;
+    return v_keys;
+end
+$$;
+
+comment on function memory_internal._named_entities(text, text) is
+'Internal: the keys of the entities a name stands for; an error naming it when there are none.';
+
+create or replace function memory.entities(
+    search text default null, type text default null, agent_id text default null, k integer default 50
+) returns table (
+    entity_id bigint, scope text, name text, type text, aliases text[], mentions bigint, sessions bigint,
+    last_mentioned_at timestamptz, similarity double precision
+)
+language sql
+stable
+as $$
+    with wanted as (select memory_internal._trigrams(memory.normalize_entity(entities.search)) as trigrams),
+    found as (
+        select e.*,
+               case when entities.search is null then 1.0::double precision
+                    else cardinality(array(select unnest(e.trigrams) intersect select unnest(w.trigrams)))::double precision
+                         / nullif(cardinality(array(select unnest(e.trigrams) union select unnest(w.trigrams))), 0)
+               end as similarity
+        from memory.entities as e
+        cross join wanted as w
+        where e.tenant_id = (select memory.current_tenant())
+            and (entities.search is null or e.trigrams && w.trigrams)
+            and (entities.type is null or e.type = entities.type)
+            and (entities.agent_id is null or e.scope = entities.agent_id)
+    )
+    select f.entity_key, f.scope, f.name, f.type, f.aliases, coalesce(m.mentions, 0)::bigint,
+           coalesce(m.sessions, 0)::bigint, m.last_mentioned_at, round(f.similarity::numeric, 3)::double precision
+    from found as f
+    left join lateral (
+        select sum(x.mentions) as mentions, count(distinct x.session_key) as sessions,
+               max(t.created_at) as last_mentioned_at
+        from memory.entity_mentions as x
+        inner join memory.turns as t on t.tenant_id = x.tenant_id and t.turn_key = x.turn_key
+        where x.tenant_id = f.tenant_id and x.entity_key = f.entity_key
+    ) as m on true
+    where f.similarity >= 0.3
+    order by f.similarity desc, coalesce(m.mentions, 0) desc, f.entity_key
+    -- The arguments are checked where they are always read, whatever the table holds.
+    limit case when memory_internal._check_graph_query(entities.type, 1, entities.k) then entities.k end
+$$;
+
+comment on function memory.entities(text, text, text, integer) is
+'Entities of this tenant: those whose name or an alias is like search (trigram similarity of the '
+'normalized names, at least 0.3; all when search is null), of one type, in one agent''s scope; with how '
+'often and in how many sessions they are mentioned, and when last. Best match first.';
+
+-- The entities within `depth` co-occurrence edges of an entity, each at its shortest distance, with the
+-- path that reaches it; paths never revisit an entity, so cycles end.
+create or replace function memory.entity_neighbors(
+    name text, depth integer default 1, k integer default 20, agent_id text default null
+) returns table (entity_id bigint, scope text, name text, type text, distance integer, turns bigint, path text[])
+language sql
+stable
+as $$
+    with recursive start as (
+        select memory_internal._named_entities(entity_neighbors.name, entity_neighbors.agent_id) as keys
+    ),
+    walk (entity_key, distance, turns, path) as (
+        select s.key, 0, 0::bigint, array[s.key]
+        from start cross join unnest(start.keys) as s (key)
+        union all
+        select n.other, w.distance + 1, n.turns, w.path || n.other
+        from walk as w
+        cross join lateral (
+            select case when e.entity_a = w.entity_key then e.entity_b else e.entity_a end as other, e.turns
+            from memory.entity_edges as e
+            where e.tenant_id = (select memory.current_tenant())
+                and (e.entity_a = w.entity_key or e.entity_b = w.entity_key)
+        ) as n
+        where w.distance < entity_neighbors.depth and not n.other = any(w.path)
+    ),
+    nearest as (
+        select distinct on (w.entity_key) w.entity_key, w.distance, w.turns, w.path
+        from walk as w cross join start
+        where w.distance > 0 and not w.entity_key = any(start.keys)
+        order by w.entity_key, w.distance, w.turns desc
+    )
+    select e.entity_key, e.scope, e.name, e.type, n.distance, n.turns,
+           array(select x.name from unnest(n.path) with ordinality as p (key, i)
+                 inner join memory.entities as x on x.tenant_id = e.tenant_id and x.entity_key = p.key order by p.i)
+    from nearest as n
+    inner join memory.entities as e on e.tenant_id = (select memory.current_tenant()) and e.entity_key = n.entity_key
+    order by n.distance, n.turns desc, e.entity_key
+    -- The arguments are checked where they are always read (a limit of 0 would run nothing).
+    limit case when memory_internal._check_graph_query(null, entity_neighbors.depth, entity_neighbors.k)
+              then entity_neighbors.k end
+$$;
+
+comment on function memory.entity_neighbors(text, integer, integer, text) is
+'The entities within depth (1-5) co-occurrence edges of an entity (named by name or alias; one agent''s '
+'scope or all), nearest first, then by how many turns mention both; each with the path that reaches it. '
+'Cycles end: a path never visits an entity twice.';
+
+create or replace function memory.entity_sessions(name text, agent_id text default null, k integer default 20)
+returns table (session_id text, agent text, mentions bigint, first_at timestamptz, last_at timestamptz, summary text)
+language sql
+stable
+as $$
+    select s.session_id, s.agent_id, sum(m.mentions)::bigint, min(t.created_at), max(t.created_at), sm.summary
+    from memory.entity_mentions as m
+    inner join memory.turns as t on t.tenant_id = m.tenant_id and t.turn_key = m.turn_key
+    inner join memory.sessions as s on s.tenant_id = m.tenant_id and s.session_key = m.session_key
+    left join memory.summaries as sm on sm.tenant_id = m.tenant_id and sm.session_key = m.session_key
+    where m.tenant_id = (select memory.current_tenant())
+        and m.entity_key = any(memory_internal._entity_keys(entity_sessions.name, entity_sessions.agent_id))
+    group by s.session_key, s.session_id, s.agent_id, sm.summary
+    order by max(t.created_at) desc, s.session_key
+    limit greatest(entity_sessions.k, 1)
+$$;
+
+comment on function memory.entity_sessions(text, text, integer) is
+'The sessions that mention an entity (by name or alias), most recent first, with how often, when, and '
+'their summaries.';
+
+-- Two entities of one scope that are one: the second's name and aliases become the first's aliases, its
+-- mentions and states move to the first, and it is removed. Edges follow the mentions.
+create or replace function memory.merge_entities(keep text, merge text, agent_id text default 'default')
+returns table (entity_id bigint, name text, aliases text[], mentions_moved bigint, states_moved bigint)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_tenant text := memory.current_tenant();
+    v_keep bigint := (memory_internal._named_entities(merge_entities.keep, merge_entities.agent_id))[1];
+    v_merge bigint := (memory_internal._named_entities(merge_entities.merge, merge_entities.agent_id))[1];
+    v_mentions bigint;
+    v_states bigint;
+begin
+    if v_keep = v_merge then
+        raise exception 'agent_memory: "%" and "%" are already one entity', merge_entities.keep, merge_entities.merge
+            using errcode = 'invalid_parameter_value';
+    end if;
+    perform from memory.entities as e where e.tenant_id = v_tenant and e.entity_key in (v_keep, v_merge)
+    order by e.entity_key for update;
+
+    -- Mentions: the merged entity's become the kept one's (added up where a turn mentions both).
+    with moved as (
+        delete from memory.entity_mentions as m where m.tenant_id = v_tenant and m.entity_key = v_merge
+        returning m.turn_key, m.session_key, m.mentions
+    ),
+    added as (
+        insert into memory.entity_mentions as m (tenant_id, turn_key, entity_key, session_key, mentions)
+        select v_tenant, mv.turn_key, v_keep, mv.session_key, mv.mentions from moved as mv
+        on conflict (tenant_id, turn_key, entity_key) do update set mentions = m.mentions + excluded.mentions
+        returning 1
+    )
+    select count(*) into v_mentions from added;
+    -- The kept entity's edges, counted again from its mentions now (the merged one's go with it).
+    delete from memory.entity_edges as e
+    where e.tenant_id = v_tenant and (e.entity_a in (v_keep, v_merge) or e.entity_b in (v_keep, v_merge));
+    insert into memory.entity_edges (tenant_id, entity_a, entity_b, turns, last_seen)
+    select v_tenant, least(v_keep, o.entity_key), greatest(v_keep, o.entity_key), count(*), max(t.created_at)
+    from memory.entity_mentions as k
+    inner join memory.entity_mentions as o
+        on o.tenant_id = k.tenant_id and o.turn_key = k.turn_key and o.entity_key not in (v_keep, v_merge)
+    inner join memory.turns as t on t.tenant_id = k.tenant_id and t.turn_key = k.turn_key
+    where k.tenant_id = v_tenant and k.entity_key = v_keep
+    group by o.entity_key
+    order by o.entity_key;
+
+    update memory.entity_states as s set entity_key = v_keep
+    where s.tenant_id = v_tenant and s.entity_key = v_merge
+        and not exists (
+            select from memory.entity_states as k
+            where k.tenant_id = v_tenant and k.entity_key = v_keep and k.attribute = s.attribute
+        );
+    get diagnostics v_states = row_count;
+
+    update memory.entities as e
+    set aliases = array(
+        select distinct a from unnest(e.aliases || m.aliases || m.normalized) as a where a <> e.normalized order by a
+    )
+    from memory.entities as m
+    where e.tenant_id = v_tenant and e.entity_key = v_keep and m.tenant_id = v_tenant and m.entity_key = v_merge;
+    delete from memory.entities as e where e.tenant_id = v_tenant and e.entity_key = v_merge;
+
+    return query
+    select e.entity_key, e.name, e.aliases, v_mentions, v_states
+    from memory.entities as e where e.tenant_id = v_tenant and e.entity_key = v_keep;
+end
+$$;
+
+comment on function memory.merge_entities(text, text, text) is
+'Merges two entities of an agent''s scope that are one: merge''s name and aliases become keep''s aliases, '
+'its mentions (and the co-occurrence edges they make) and its attribute histories (where keep has none '
+'for that attribute) move to keep, and it is removed. Later mentions of either name find keep.';
