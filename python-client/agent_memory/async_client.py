@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Any, TypeVar, Unpack
 
 import psycopg
@@ -16,6 +17,7 @@ from agent_memory import calls, results
 from agent_memory.calls import Enrich, JsonInput, Kind, Message
 from agent_memory.client import RESET_TENANT, SET_TENANT, pool_timeout, pool_unavailable, resolve_dsn
 from agent_memory.errors import from_connect, from_psycopg
+from agent_memory.results import EntityType
 
 T = TypeVar("T")
 
@@ -156,6 +158,63 @@ class AsyncMemory:
     async def reindex(self, *, agent_id: str | None = None, session_id: str | None = None) -> results.Reindexed:
         """See Memory.reindex."""
         return await self._run(calls.reindex(agent_id, session_id))
+
+    async def entities(
+        self,
+        search: str | None = None,
+        *,
+        type: EntityType | None = None,
+        agent_id: str | None = None,
+        k: int | None = None,
+    ) -> list[results.Entity]:
+        """See Memory.entities."""
+        return await self._run(calls.entities(search, type, agent_id, k))
+
+    async def entity_neighbors(
+        self, name: str, *, depth: int | None = None, k: int | None = None, agent_id: str | None = None
+    ) -> list[results.Neighbor]:
+        """See Memory.entity_neighbors."""
+        return await self._run(calls.entity_neighbors(name, depth, k, agent_id))
+
+    async def entity_sessions(
+        self, name: str, *, agent_id: str | None = None, k: int | None = None
+    ) -> list[results.EntitySession]:
+        """See Memory.entity_sessions."""
+        return await self._run(calls.entity_sessions(name, agent_id, k))
+
+    async def merge_entities(self, keep: str, merge: str, *, agent_id: str | None = None) -> results.Merged:
+        """See Memory.merge_entities."""
+        return await self._run(calls.merge_entities(keep, merge, agent_id))
+
+    async def set_entity_state(
+        self,
+        entity: str,
+        attribute: str,
+        value: JsonInput,
+        *,
+        valid_from: datetime | None = None,
+        agent_id: str | None = None,
+        type: EntityType | None = None,
+    ) -> results.StateRecorded:
+        """See Memory.set_entity_state."""
+        return await self._run(calls.set_entity_state(entity, attribute, value, valid_from, agent_id, type))
+
+    async def entity_state(
+        self,
+        entity: str,
+        *,
+        as_of: datetime | None = None,
+        attribute: str | None = None,
+        agent_id: str | None = None,
+    ) -> list[results.EntityState]:
+        """See Memory.entity_state."""
+        return await self._run(calls.entity_state(entity, as_of, attribute, agent_id))
+
+    async def entity_history(
+        self, entity: str, attribute: str, *, agent_id: str | None = None
+    ) -> list[results.StateHistoryItem]:
+        """See Memory.entity_history."""
+        return await self._run(calls.entity_history(entity, attribute, agent_id))
 
     async def health(self) -> results.Health:
         """See Memory.health."""

@@ -17,6 +17,7 @@ from psycopg import sql
 from psycopg.types.json import Json, Jsonb
 
 from agent_memory import results
+from agent_memory.results import EntityType
 
 # The closed sets the SQL functions check, as types (a wrong value fails the type check, not only the call).
 Level: TypeAlias = Literal["turn", "session"]
@@ -55,8 +56,9 @@ def _collected(container: Callable[[list[Any]], T], item: Callable[..., Any]) ->
     return lambda rows: container([item(**row) for row in rows])
 
 
-def function(name: str, result: Callable[[Rows], T], **args: Any) -> Call[T]:
-    """select * from memory.<name>(arg => value, ...) with the arguments that are not None."""
+def function(name: str, result: Callable[[Rows], T], /, **args: Any) -> Call[T]:
+    """select * from memory.<name>(arg => value, ...) with the arguments that are not None (an argument may
+    itself be called name: the first two are positional only)."""
     given = {key: value for key, value in args.items() if value is not None}
     arguments = sql.SQL(", ").join(
         sql.SQL("{} => {}").format(sql.Identifier(key), sql.Placeholder(key)) for key in given
@@ -95,6 +97,19 @@ class RecallOptions(RecallFilters, total=False):
 
 def _jsonb(value: Mapping[str, JsonInput] | None) -> Jsonb | None:
     return None if value is None else Jsonb(dict(value))
+
+
+def _json(value: JsonInput) -> Jsonb:
+    """Any JSON value as jsonb; None is JSON null (so a value is always passed)."""
+
+    def plain(item: JsonInput) -> object:
+        if isinstance(item, Mapping):
+            return {key: plain(inner) for key, inner in item.items()}
+        if isinstance(item, Sequence) and not isinstance(item, str):
+            return [plain(inner) for inner in item]
+        return item
+
+    return Jsonb(plain(value))
 
 
 def _filters(options: RecallFilters) -> dict[str, Any]:
@@ -177,6 +192,58 @@ def _sessions(rows: Rows) -> list[results.ExportedSession]:
 
 def export(agent_id: str | None, session_id: str | None) -> Call[list[results.ExportedSession]]:
     return function("export", _sessions, agent_id=agent_id, session_id=session_id)
+
+
+def entities(
+    search: str | None, type: EntityType | None, agent_id: str | None, k: int | None
+) -> Call[list[results.Entity]]:
+    return function("entities", _all(results.Entity), search=search, type=type, agent_id=agent_id, k=k)
+
+
+def entity_neighbors(name: str, depth: int | None, k: int | None, agent_id: str | None) -> Call[list[results.Neighbor]]:
+    return function("entity_neighbors", _all(results.Neighbor), name=name, depth=depth, k=k, agent_id=agent_id)
+
+
+def entity_sessions(name: str, agent_id: str | None, k: int | None) -> Call[list[results.EntitySession]]:
+    return function("entity_sessions", _all(results.EntitySession), name=name, agent_id=agent_id, k=k)
+
+
+def merge_entities(keep: str, merge: str, agent_id: str | None) -> Call[results.Merged]:
+    return function("merge_entities", _one(results.Merged), keep=keep, merge=merge, agent_id=agent_id)
+
+
+def set_entity_state(
+    entity: str,
+    attribute: str,
+    value: JsonInput,
+    valid_from: datetime | None,
+    agent_id: str | None,
+    type: EntityType | None,
+) -> Call[results.StateRecorded]:
+    return function(
+        "set_entity_state",
+        _one(results.StateRecorded),
+        entity=entity,
+        attribute=attribute,
+        value=_json(value),
+        valid_from=valid_from,
+        agent_id=agent_id,
+        type=type,
+    )
+
+
+def entity_state(
+    entity: str, as_of: datetime | None, attribute: str | None, agent_id: str | None
+) -> Call[list[results.EntityState]]:
+    return function(
+        "entity_state", _all(results.EntityState), entity=entity, as_of=as_of, attribute=attribute, agent_id=agent_id
+    )
+
+
+def entity_history(entity: str, attribute: str, agent_id: str | None) -> Call[list[results.StateHistoryItem]]:
+    return function(
+        "entity_history", _all(results.StateHistoryItem), entity=entity, attribute=attribute, agent_id=agent_id
+    )
 
 
 def health() -> Call[results.Health]:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import psycopg
 from psycopg import sql
@@ -21,6 +21,7 @@ from agent_memory.errors import AgentMemoryError, InvalidInput
 from agent_memory.formatting import plain, print_json, print_record, print_table, ranks, signals
 from agent_memory.localdb import DEFAULT_PORT, HOME_RULE, Home, LocalServer, LocalServerError, find_home
 from agent_memory.progress import Progress
+from agent_memory.results import EntityType
 
 
 def _home(args: argparse.Namespace) -> Home:
@@ -222,6 +223,52 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return _report(args, result, f"forgot {args.session_id}: {removed}")
 
 
+def _scoped(rows: Sequence[Any], columns: list[str]) -> list[str]:
+    """The columns, with the agent each row belongs to (scope) first when the rows are of several agents."""
+    return ["scope", *columns] if len({row.scope for row in rows}) > 1 else columns
+
+
+def cmd_entities(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        found = memory.entities(args.search, type=args.type, agent_id=args.agent, k=args.k)
+    if args.json:
+        print_json(found)
+    elif not found:
+        print("no entities found" if args.search or args.type else "no entities yet")
+    else:
+        rows = [plain(entity) | {"aliases": ", ".join(entity.aliases)} for entity in found]
+        columns = ["name", "type", "mentions", "sessions", "last_mentioned_at", "aliases"]
+        print_table(rows, _scoped(found, columns), {"aliases": 50})
+    return 0
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        neighbors = memory.entity_neighbors(args.name, depth=args.depth, k=args.k, agent_id=args.agent)
+    if args.json:
+        print_json(neighbors)
+    elif not neighbors:
+        print(f"nothing is mentioned with {args.name}")
+    else:
+        rows = [plain(neighbor) | {"path": " → ".join(neighbor.path)} for neighbor in neighbors]
+        print_table(rows, _scoped(neighbors, ["distance", "name", "type", "turns", "path"]), {"path": 80})
+    return 0
+
+
+def cmd_entity(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        states = memory.entity_state(args.name, as_of=args.as_of, attribute=args.attribute, agent_id=args.agent)
+    if args.json:
+        print_json(states)
+    elif not states:
+        when = f" at {args.as_of.isoformat()}" if args.as_of else ""
+        print(f"no state recorded for {args.name}{when}")
+    else:
+        rows = [plain(state) | {"value": json.dumps(state.value, ensure_ascii=False)} for state in states]
+        print_table(rows, _scoped(states, ["attribute", "value", "valid_from", "valid_to"]), {"value": 60})
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     """Writes sessions as JSON lines, the format `agent-memory import jsonl` reads back."""
     with _memory(args) as memory:
@@ -419,6 +466,25 @@ def build_parser() -> argparse.ArgumentParser:
     forget = command("forget", cmd_forget, "remove a session and everything derived from it")
     forget.add_argument("session_id")
     forget.add_argument("--agent", help="agent id (default: whichever agent has the session)")
+
+    entity_types = get_args(EntityType)
+    entities = command("entities", cmd_entities, "the people, projects, tools and more that turns mention")
+    entities.add_argument("search", nargs="?", help="a name or part of one (fuzzy, over names and aliases)")
+    entities.add_argument("--type", choices=entity_types, metavar="TYPE", help=f"one of {', '.join(entity_types)}")
+    entities.add_argument("--agent", help="one agent's entities (default: every agent of the tenant)")
+    entities.add_argument("-k", type=int, help="how many (default 50)")
+
+    graph = command("graph", cmd_graph, "the entities mentioned together with one, nearest first")
+    graph.add_argument("name", help="the entity's name or an alias")
+    graph.add_argument("--depth", type=int, help="how many steps away, 1-5 (default 1)")
+    graph.add_argument("-k", type=int, help="how many (default 20)")
+    graph.add_argument("--agent", help="one agent's entities (default: every agent of the tenant)")
+
+    entity = command("entity", cmd_entity, "what holds for an entity: its attributes' values, now or then")
+    entity.add_argument("name", help="the entity's name or an alias")
+    entity.add_argument("--as-of", type=datetime.fromisoformat, help="the values that held then (ISO 8601)")
+    entity.add_argument("--attribute", help="one attribute")
+    entity.add_argument("--agent", help="one agent's entity (default: every agent of the tenant)")
 
     export = command("export", cmd_export, "write sessions as JSON lines (importable with: import jsonl)")
     export.add_argument("--agent", help="one agent")

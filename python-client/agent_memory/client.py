@@ -12,9 +12,10 @@ pool (which it then leaves open). It never runs DDL and has no default credentia
 call runs as that tenant (memory.tenant_id, set for the call's transaction only).
 
 agent_id, in every method: when it is left out, calls that read or address stored data (recall,
-explain_recall, bootstrap, context_for_task, stats, export, forget, enrich, reindex) cover every agent of
+explain_recall, bootstrap, context_for_task, stats, export, forget, enrich, reindex, and the knowledge
+graph's entities, entity_neighbors, entity_sessions, entity_state, entity_history) cover every agent of
 the tenant, and a session named without an agent must then exist under one agent only; calls that store
-data (commit, remember) write to agent "default".
+data (commit, remember, set_entity_state, merge_entities) write to agent "default".
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, TypeVar, Unpack
 
 import psycopg
@@ -32,6 +34,7 @@ from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 from agent_memory import calls, results
 from agent_memory.calls import Enrich, JsonInput, Kind, Message
 from agent_memory.errors import CHECK_DSN, ConnectionFailed, from_connect, from_psycopg
+from agent_memory.results import EntityType
 
 T = TypeVar("T")
 # Local to the call's transaction; procedures run outside one, so for them it is set and then reset.
@@ -207,6 +210,67 @@ class Memory:
     def reindex(self, *, agent_id: str | None = None, session_id: str | None = None) -> results.Reindexed:
         """Queues re-enrichment of the sessions in scope, after index settings changed (memory.reindex)."""
         return self._run(calls.reindex(agent_id, session_id))
+
+    def entities(
+        self,
+        search: str | None = None,
+        *,
+        type: EntityType | None = None,
+        agent_id: str | None = None,
+        k: int | None = None,
+    ) -> list[results.Entity]:
+        """The entities whose name or an alias is like search (all without one), of a type, best match
+        first, with how often and where they are mentioned (memory.entities)."""
+        return self._run(calls.entities(search, type, agent_id, k))
+
+    def entity_neighbors(
+        self, name: str, *, depth: int | None = None, k: int | None = None, agent_id: str | None = None
+    ) -> list[results.Neighbor]:
+        """The entities mentioned with an entity, within depth (1-5) steps, nearest first, each with its path
+        (memory.entity_neighbors). NotFound when no entity has that name or alias."""
+        return self._run(calls.entity_neighbors(name, depth, k, agent_id))
+
+    def entity_sessions(
+        self, name: str, *, agent_id: str | None = None, k: int | None = None
+    ) -> list[results.EntitySession]:
+        """The sessions that mention an entity, most recent first, with their summaries (memory.entity_sessions)."""
+        return self._run(calls.entity_sessions(name, agent_id, k))
+
+    def merge_entities(self, keep: str, merge: str, *, agent_id: str | None = None) -> results.Merged:
+        """Makes two entities of an agent's memory one: merge's names become keep's aliases, its mentions and
+        states move to keep (memory.merge_entities)."""
+        return self._run(calls.merge_entities(keep, merge, agent_id))
+
+    def set_entity_state(
+        self,
+        entity: str,
+        attribute: str,
+        value: JsonInput,
+        *,
+        valid_from: datetime | None = None,
+        agent_id: str | None = None,
+        type: EntityType | None = None,
+    ) -> results.StateRecorded:
+        """Records that an entity's attribute has a value from valid_from (default now) on; the value before
+        it ends there (memory.set_entity_state). A new entity is created, of type (default 'other')."""
+        return self._run(calls.set_entity_state(entity, attribute, value, valid_from, agent_id, type))
+
+    def entity_state(
+        self,
+        entity: str,
+        *,
+        as_of: datetime | None = None,
+        attribute: str | None = None,
+        agent_id: str | None = None,
+    ) -> list[results.EntityState]:
+        """An entity's attribute values that hold now, or held at as_of (memory.entity_state)."""
+        return self._run(calls.entity_state(entity, as_of, attribute, agent_id))
+
+    def entity_history(
+        self, entity: str, attribute: str, *, agent_id: str | None = None
+    ) -> list[results.StateHistoryItem]:
+        """Every value an entity's attribute has had, oldest first (memory.entity_history)."""
+        return self._run(calls.entity_history(entity, attribute, agent_id))
 
     def health(self) -> results.Health:
         """Versions and whether the embedder works (memory.health)."""

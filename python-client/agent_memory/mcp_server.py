@@ -1,10 +1,11 @@
 """`agent-memory mcp`: memory as MCP tools over stdio, with the official MCP Python SDK.
 
-Read-only tools: recall, explain, context_for_task, bootstrap, stats. Tools that write: remember, commit,
-feedback, forget. Each calls one Memory method and answers compactly: no null fields, times as ISO 8601
-text, a session's summary once per answer. Input schemas come from the typed parameters, descriptions
-from the docstrings. The server's agent (--agent) is every tool's default agent. Refusals from the
-database come back as tool errors carrying the server's message.
+Read-only tools: recall, explain, context_for_task, bootstrap, stats, and the knowledge graph's entities,
+entity_neighbors and entity_state. Tools that write: remember, commit, set_entity_state, feedback, forget.
+Each calls one Memory method and answers compactly: no null fields, times as ISO 8601 text, a session's
+summary once per answer. Input schemas come from the typed parameters, descriptions from the docstrings.
+The server's agent (--agent) is every tool's default agent. Refusals from the database come back as tool
+errors carrying the server's message.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ INSTRUCTIONS = (
     "known, and context_for_task before a task; recall before answering questions about earlier work "
     "(explain shows why turns ranked as they did); remember facts, preferences, rules and decisions worth "
     "keeping; feedback when a recalled turn helped or misled; commit to store the conversation; forget a "
-    "conversation only when asked to."
+    "conversation only when asked to. The people, projects, tools and other entities the conversations "
+    "mention: entities finds them by name, entity_neighbors shows what is mentioned with one, entity_state "
+    "what holds for one (now or at a time); set_entity_state records a value that changes over time, such "
+    "as a service's database or a person's role."
 )
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -60,6 +64,7 @@ Since = Annotated[datetime | None, Field(description="only turns at or after thi
 Until = Annotated[datetime | None, Field(description="only turns before this time (ISO 8601)")]
 Source = Annotated[str | None, Field(description="only sessions from this source, e.g. 'claude-code'")]
 Budget = Annotated[int | None, Field(ge=100, le=1000000, description="character budget (default: the setting)")]
+EntityName = Annotated[str, Field(description="the entity's name or an alias, e.g. 'Postgres' or 'Ana'")]
 
 
 @with_config(extra="forbid")
@@ -123,6 +128,47 @@ class Committed(TypedDict):
     turns_indexed_in_part: NotRequired[int]
 
 
+class Entity(TypedDict):
+    """An entity: its name, type, how often and in how many sessions it is mentioned, and when last."""
+
+    name: str
+    type: results.EntityType
+    mentions: int
+    sessions: int
+    last_mentioned_at: NotRequired[str]
+    aliases: NotRequired[list[str]]
+    agent: NotRequired[str]
+
+
+class Neighbor(TypedDict):
+    """An entity mentioned with the one asked about (distance 1) or with one of its neighbours: turns counts
+    the turns that mention it with the entity before it on its path, which is given from distance 2 on."""
+
+    name: str
+    type: results.EntityType
+    distance: int
+    turns: int
+    path: NotRequired[list[str]]
+    agent: NotRequired[str]
+
+
+class State(TypedDict):
+    """An attribute's value and the period it holds; valid_to is there once a later value ended it."""
+
+    attribute: str
+    value: Any
+    valid_from: str
+    valid_to: NotRequired[str]
+    agent: NotRequired[str]
+
+
+class Recorded(TypedDict):
+    """When the recorded value holds from, and until (when a later value is already recorded)."""
+
+    valid_from: str
+    valid_to: NotRequired[str]
+
+
 def _time(at: datetime) -> str:
     return at.isoformat(timespec="seconds")
 
@@ -180,6 +226,45 @@ def _explained(candidates: list[results.Candidate]) -> Explanation:
     if candidates and (degraded := candidates[0].components.get("degraded")):
         answer["degraded"] = degraded
     return answer
+
+
+def _entity(entity: results.Entity, show_agent: bool) -> Entity:
+    shown: Entity = {
+        "name": entity.name,
+        "type": entity.type,
+        "mentions": entity.mentions,
+        "sessions": entity.sessions,
+    }
+    if entity.last_mentioned_at is not None:
+        shown["last_mentioned_at"] = _time(entity.last_mentioned_at)
+    if entity.aliases:
+        shown["aliases"] = entity.aliases
+    if show_agent:
+        shown["agent"] = entity.scope
+    return shown
+
+
+def _neighbor(neighbor: results.Neighbor, show_agent: bool) -> Neighbor:
+    shown: Neighbor = {
+        "name": neighbor.name,
+        "type": neighbor.type,
+        "distance": neighbor.distance,
+        "turns": neighbor.turns,
+    }
+    if neighbor.distance > 1:  # at distance 1 the path is only the entity asked about and this one
+        shown["path"] = neighbor.path
+    if show_agent:
+        shown["agent"] = neighbor.scope
+    return shown
+
+
+def _state(state: results.EntityState, show_agent: bool) -> State:
+    shown: State = {"attribute": state.attribute, "value": state.value, "valid_from": _time(state.valid_from)}
+    if state.valid_to is not None:
+        shown["valid_to"] = _time(state.valid_to)
+    if show_agent:
+        shown["agent"] = state.scope
+    return shown
 
 
 def _answer(data: Any) -> CallToolResult:
@@ -279,6 +364,75 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
                 for row in memory.stats(default_agent)
             }
         )
+
+    @tool(READ_ONLY)
+    def entities(
+        search: Annotated[
+            str | None, Field(description="a name or part of one; matches names and aliases loosely")
+        ] = None,
+        type: Annotated[results.EntityType | None, Field(description="only entities of this type")] = None,
+        k: Annotated[int, Field(ge=1, le=100, description="how many entities")] = 20,
+        agent_id: AgentFilter = None,
+    ) -> Annotated[CallToolResult, dict[str, list[Entity]]]:
+        """The people, projects, tools, places and other entities the conversations mention, best match
+        for the search first (without one, all of them): each with its type, how often and in how many
+        sessions it is mentioned, when last, and its aliases. Without a filter, entities also name their
+        agent."""
+        agent = agent_id or default_agent
+        found = memory.entities(search, type=type, agent_id=agent, k=k)
+        return _answer({"entities": [_entity(entity, show_agent=agent is None) for entity in found]})
+
+    @tool(READ_ONLY)
+    def entity_neighbors(
+        name: EntityName,
+        depth: Annotated[int, Field(ge=1, le=5, description="how many steps away to look")] = 1,
+        k: Annotated[int, Field(ge=1, le=100, description="how many entities")] = 20,
+        agent_id: AgentFilter = None,
+    ) -> Annotated[CallToolResult, dict[str, list[Neighbor]]]:
+        """The entities mentioned in the same turns as an entity, nearest first, then by how many turns
+        mention them together. With depth above 1 also the entities mentioned with those, each with the
+        path of names that reaches it."""
+        agent = agent_id or default_agent
+        found = memory.entity_neighbors(name, depth=depth, k=k, agent_id=agent)
+        return _answer({"neighbors": [_neighbor(neighbor, show_agent=agent is None) for neighbor in found]})
+
+    @tool(READ_ONLY)
+    def entity_state(
+        entity: EntityName,
+        as_of: Annotated[
+            datetime | None, Field(description="the values that held at this time (ISO 8601; default: now)")
+        ] = None,
+        attribute: Annotated[str | None, Field(description="only this attribute")] = None,
+        agent_id: AgentFilter = None,
+    ) -> Annotated[CallToolResult, dict[str, list[State]]]:
+        """What holds for an entity: each attribute's value now (or at as_of) and since when, as recorded
+        with set_entity_state. Empty when nothing is recorded for it."""
+        agent = agent_id or default_agent
+        found = memory.entity_state(entity, as_of=as_of, attribute=attribute, agent_id=agent)
+        return _answer({"states": [_state(state, show_agent=agent is None) for state in found]})
+
+    @tool(ADDS)
+    def set_entity_state(
+        entity: EntityName,
+        attribute: Annotated[str, Field(description="what the value is of, e.g. 'database', 'role', 'owner'")],
+        value: Annotated[Any, Field(description="the value: a string, number, boolean, list or object")],
+        valid_from: Annotated[
+            datetime | None, Field(description="when it became true (ISO 8601; default: now)")
+        ] = None,
+        type: Annotated[
+            results.EntityType | None, Field(description="the entity's type, if it is new (default: other)")
+        ] = None,
+    ) -> Annotated[CallToolResult, Recorded]:
+        """Records that an attribute of an entity has a value from now (or from valid_from) on, e.g. that
+        the billing service's database is Postgres. The earlier value is kept as history and ends there;
+        recording the same value at the same valid_from again changes nothing."""
+        recorded = memory.set_entity_state(
+            entity, attribute, value, valid_from=valid_from, agent_id=default_agent, type=type
+        )
+        answer: Recorded = {"valid_from": _time(recorded.valid_from)}
+        if recorded.valid_to is not None:
+            answer["valid_to"] = _time(recorded.valid_to)
+        return _answer(answer)
 
     @tool(ADDS)
     def remember(

@@ -9,6 +9,10 @@ from typing import Literal, NotRequired, TypeAlias, TypedDict
 JsonValue: TypeAlias = dict[str, "JsonValue"] | list["JsonValue"] | str | int | float | bool | None
 Role: TypeAlias = Literal["user", "assistant", "system", "tool"]
 Section: TypeAlias = Literal["remembered", "open_loop", "decision", "recent_session"]
+# The twelve types of the knowledge graph's entities (the set memory.entities and the entities table check).
+EntityType: TypeAlias = Literal[
+    "person", "project", "concept", "tool", "metric", "org", "place", "event", "doc", "task", "topic", "other"
+]
 
 
 @dataclass(frozen=True)
@@ -263,3 +267,95 @@ class Worked:
 
     processed: int
     failed: int
+
+
+@dataclass(frozen=True)
+class Entity:
+    """One memory.entities row: an entity of one agent's memory (scope), how often and in how many sessions it
+    is mentioned and when last, and how like the search its name or an alias is (1.0 without a search)."""
+
+    entity_id: int
+    scope: str
+    name: str
+    type: EntityType
+    aliases: list[str]
+    mentions: int
+    sessions: int
+    last_mentioned_at: datetime | None
+    similarity: float
+
+
+@dataclass(frozen=True)
+class Neighbor:
+    """One memory.entity_neighbors row: an entity mentioned with the one asked about (distance 1) or with one
+    of its neighbours, how many turns mention it with the previous entity of its path, and the path's names."""
+
+    entity_id: int
+    scope: str
+    name: str
+    type: EntityType
+    distance: int
+    turns: int
+    path: list[str]
+
+
+@dataclass(frozen=True)
+class EntitySession:
+    """One memory.entity_sessions row: a session that mentions the entity, how often, when, and its summary."""
+
+    session_id: str
+    agent: str
+    mentions: int
+    first_at: datetime
+    last_at: datetime
+    summary: str | None
+
+
+@dataclass(frozen=True)
+class Merged:
+    """memory.merge_entities: the entity kept, its aliases now, and the mentions and states moved to it."""
+
+    entity_id: int
+    name: str
+    aliases: list[str]
+    mentions_moved: int
+    states_moved: int
+
+
+@dataclass(frozen=True)
+class StateRecorded:
+    """memory.set_entity_state: the value as written, with the period it holds (valid_to None: it is
+    current)."""
+
+    state_id: int
+    entity_id: int
+    attribute: str
+    value: JsonValue
+    valid_from: datetime
+    valid_to: datetime | None
+
+
+@dataclass(frozen=True)
+class EntityState:
+    """One memory.entity_state row: an attribute's value that holds (now, or at as_of) in one agent's scope."""
+
+    entity_id: int
+    scope: str
+    attribute: str
+    value: JsonValue
+    valid_from: datetime
+    valid_to: datetime | None
+    recorded_at: datetime
+
+
+@dataclass(frozen=True)
+class StateHistoryItem:
+    """One memory.entity_history row: a value the attribute had, the period it held, who recorded it and when."""
+
+    entity_id: int
+    scope: str
+    value: JsonValue
+    valid_from: datetime
+    valid_to: datetime | None
+    recorded_at: datetime
+    recorded_by: str

@@ -18,7 +18,16 @@ MESSAGES = [
     {"role": "user", "name": "Ana", "id": "m1", "content": "The staging database moves to the new cluster on Monday."},
     {"role": "assistant", "id": "m2", "content": "Noted. I still have to update the connection strings."},
 ]
-READ_ONLY = {"recall", "explain", "context_for_task", "bootstrap", "stats"}
+READ_ONLY = {
+    "recall",
+    "explain",
+    "context_for_task",
+    "bootstrap",
+    "stats",
+    "entities",
+    "entity_neighbors",
+    "entity_state",
+}
 
 
 def talk(dsn, scenario, agent="bot"):
@@ -70,7 +79,7 @@ def enrich_now(db):
 
 def test_the_tools_have_input_schemas(dsn):
     found = tools(dsn)
-    assert set(found) == READ_ONLY | {"remember", "commit", "feedback", "forget"}
+    assert set(found) == READ_ONLY | {"remember", "commit", "feedback", "forget", "set_entity_state"}
     recall = found["recall"].input_schema
     assert recall["required"] == ["query"] and recall["properties"]["level"]["enum"] == ["turn", "session"]
     assert {"k", "level", "agent_id", "since", "until", "source"} <= set(recall["properties"])
