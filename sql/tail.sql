@@ -4,8 +4,9 @@
 -- installed in (its types and operators), pg_temp last. Bodies name our own objects as memory.x.
 -- Procedures are left out: one with a SET clause cannot commit; theirs qualify every name instead.
 -- So are the few `language sql` expressions that recall inlines into its queries, the signals of
--- memory.signals among them (a SET clause would stop the planner from inlining them); they name tables
--- as memory.x and call operators of pg_catalog.
+-- memory.signals among them, and memory.setting_definitions(), which memory.setting() filters by key on
+-- every call (a SET clause would stop the planner from inlining them); they name tables as memory.x and
+-- call operators of pg_catalog.
 do $pin$
 declare
     v_vector_schema text := (
@@ -27,7 +28,8 @@ begin
                 'memory_internal._bm25_term(float8, float8, float8, float8, float8, float8)'::regprocedure,
                 'memory_internal._chunk_bm25(tsvector, integer, integer, text[], float8[], float8, float8, float8, float8)'
                 ::regprocedure,
-                'memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, text[], text)'::regprocedure
+                'memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, text[], text)'::regprocedure,
+                'memory.setting_definitions()'::regprocedure
             ])
             and not exists (select from memory.signals as s where to_regprocedure(s.function) = p.oid)
     loop

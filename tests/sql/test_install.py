@@ -20,7 +20,7 @@ def test_every_function_has_a_comment(db):
     missing = db.execute(
         """
         select p.oid::regprocedure::text from pg_proc p
-        where p.pronamespace = 'memory'::regnamespace
+        where p.pronamespace in ('memory'::regnamespace, 'memory_internal'::regnamespace)
           and obj_description(p.oid, 'pg_proc') is null
         """
     ).fetchall()
@@ -44,13 +44,13 @@ def test_every_public_table_view_and_column_has_a_comment(db):
 
 def test_every_function_has_a_pinned_search_path(db):
     # Procedures cannot commit with a SET clause; theirs qualify every name instead. Expressions that
-    # recall inlines into its queries (the signals among them) cannot have one either; they may only be
-    # language sql, not volatile.
+    # recall inlines into its queries (the signals among them), and setting_definitions, which
+    # memory.setting() filters by key, cannot have one either; they may only be language sql, not volatile.
     unpinned = db.execute(
         """
         select p.oid::regprocedure::text from pg_proc p join pg_language l on l.oid = p.prolang
-        where p.pronamespace = 'memory'::regnamespace and p.prokind <> 'p'
-          and not ((p.proname in ('_bm25_term', '_chunk_bm25', '_turn_filter')
+        where p.pronamespace in ('memory'::regnamespace, 'memory_internal'::regnamespace) and p.prokind <> 'p'
+          and not ((p.proname in ('_bm25_term', '_chunk_bm25', '_turn_filter', 'setting_definitions')
                     or exists (select from memory.signals s where to_regprocedure(s.function) = p.oid))
                    and l.lanname = 'sql' and p.provolatile <> 'v')
           and not exists (select 1 from unnest(p.proconfig) c where c like 'search_path=pg_catalog, %pg_temp')
@@ -76,6 +76,7 @@ def test_drop_extension_removes_every_object_and_it_can_be_created_again(bare_db
         " + (select count(*) from pg_type where typnamespace = 'memory'::regnamespace)"
     ).fetchone()[0]
     assert left == 0
+    assert bare_db.execute("select to_regnamespace('memory_internal')").fetchone()[0] is None  # the extension's
     bare_db.execute("create extension agent_memory")
     assert bare_db.execute("select memory.setting('embedder')").fetchone()[0] == "local"
 

@@ -388,7 +388,8 @@ def test_no_function_is_executable_by_public_and_no_view_runs_as_its_owner(db):
     public = db.execute(
         """
         select p.oid::regprocedure::text from pg_proc as p
-        where p.pronamespace = 'memory'::regnamespace and has_function_privilege('public', p.oid, 'execute')
+        where p.pronamespace in ('memory'::regnamespace, 'memory_internal'::regnamespace)
+            and has_function_privilege('public', p.oid, 'execute')
         """
     ).fetchall()
     assert public == []
