@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from agent_memory_db import indexing
-from agent_memory_db.entities import entity_key
+from agent_memory_db.entities import TYPES, entity_key
 from agent_memory_db.entities.extract import extract_entities
 
-Mention = tuple[int, str, str, str, int]  # turn_key, name as written, key, type, how often
+MentionRow = tuple[int, str, str, str, int]  # turn_key, name as written, key, type, how often
 
 
 def passed_entities(value: object) -> list[tuple[str, str]]:
@@ -23,13 +23,14 @@ def passed_entities(value: object) -> list[tuple[str, str]]:
         if isinstance(item, str):
             passed.append((item, "other"))
         elif isinstance(item, dict) and isinstance(item.get("name"), str):
-            passed.append((item["name"], str(item.get("type") or "other")))
+            kind = item.get("type")
+            passed.append((item["name"], kind if kind in TYPES else "other"))
     return passed
 
 
-def session_mentions(turns: Sequence[dict], gazetteer: Mapping[str, str]) -> list[Mention]:
+def session_mentions(turns: Sequence[dict], gazetteer: Mapping[str, str]) -> list[MentionRow]:
     """One row per turn and entity it mentions: (turn_key, name, key, type, count)."""
-    rows: list[Mention] = []
+    rows: list[MentionRow] = []
     for turn in turns:
         found = [
             (entity.name, entity.type, entity.count)

@@ -425,7 +425,7 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
     ) -> Annotated[CallToolResult, Recorded]:
         """Records that an attribute of an entity has a value from now (or from valid_from) on, e.g. that
         the billing service's database is Postgres. The earlier value is kept as history and ends there;
-        recording the same value at the same valid_from again changes nothing."""
+        a value at the same valid_from replaces (corrects) the one recorded there."""
         recorded = memory.set_entity_state(
             entity, attribute, value, valid_from=valid_from, agent_id=default_agent, type=type
         )

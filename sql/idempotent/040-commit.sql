@@ -38,10 +38,10 @@ as $$
             then 'has metadata that is not a JSON object'
         when message -> 'name' is not null and jsonb_typeof(message -> 'name') not in ('string', 'null')
             then 'has a name that is not a string'
-        when message -> 'entities' is not null and (
-            jsonb_typeof(message -> 'entities') <> 'array'
+        when coalesce(message -> 'entities', message -> 'metadata' -> 'entities') is not null and (
+            jsonb_typeof(coalesce(message -> 'entities', message -> 'metadata' -> 'entities')) <> 'array'
             or exists (
-                select from jsonb_array_elements(message -> 'entities') as e
+                select from jsonb_array_elements(coalesce(message -> 'entities', message -> 'metadata' -> 'entities')) as e
                 where not (jsonb_typeof(e) = 'string'
                            or jsonb_typeof(e) = 'object' and jsonb_typeof(e -> 'name') = 'string'
                            and coalesce(e ->> 'type', 'other') in ('person', 'project', 'concept', 'tool', 'metric',

@@ -13,6 +13,8 @@ declare
     v_chunks integer;
     v_names text [];
     v_agent text := (select s.agent_id from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = v_session);
+    v_entities bigint [] := (select coalesce(array_agg(distinct m.entity_key), '{}') from memory.entity_mentions as m
+                             where m.tenant_id = v_tenant and m.session_key = v_session);
 begin
     select count(*), coalesce(array_agg(distinct t.name) filter (where t.name is not null), '{}')
     into v_turns, v_names
@@ -26,13 +28,19 @@ begin
             select from memory.turns as t
             where t.tenant_id = v_tenant and t.agent_id = p.agent_id and t.name = p.name
         );
+    -- Entities only this session mentioned, and that no recorded state keeps, go with it.
+    delete from memory.entities as e
+    where e.tenant_id = v_tenant and e.entity_key = any(v_entities)
+        and not exists (select from memory.entity_mentions as m where m.tenant_id = v_tenant and m.entity_key = e.entity_key)
+        and not exists (select from memory.entity_states as s where s.tenant_id = v_tenant and s.entity_key = e.entity_key);
     return query select v_session, v_turns, v_chunks;
 end
 $$;
 
 comment on function memory.forget(text, text) is
 'Removes a session (of agent_id, or of whichever agent has it) and everything derived from it (turns, chunks, '
-'vectors, summary, jobs, feedback, full-text statistics, speakers no other turn has) in one transaction. '
+'vectors, summary, jobs, feedback, full-text statistics, speakers and entities no other turn has) in one '
+'transaction. '
 'Returns what was removed.';
 
 create or replace function memory.export(agent_id text default null, session_id text default null)

@@ -101,55 +101,45 @@ for each row execute function memory_internal._entity_trigrams();
 
 -- Co-occurrence edges follow the mentions: a turn's mentions are written and removed together (by
 -- enrichment, forget, merge), so the pairs of one statement's rows per turn are the pairs to add or
--- take away. Rows are touched in key order so that concurrent writers lock them in the same order.
-create or replace function memory_internal._count_edges(mentions jsonb, sign integer) returns void
-language plpgsql
-as $$
-begin
-    with m as (
-        select r.tenant_id, r.turn_key, r.entity_key
-        from jsonb_to_recordset(mentions) as r (tenant_id text, turn_key bigint, entity_key bigint)
-    ),
-    pairs as (
-        select a.tenant_id, a.entity_key as entity_a, b.entity_key as entity_b, count(*) as turns,
-               max(t.created_at) as last_seen
-        from m as a
-        inner join m as b on a.tenant_id = b.tenant_id and a.turn_key = b.turn_key and a.entity_key < b.entity_key
-        -- The turn is gone when its mentions go with it (forget): last_seen matters only when adding.
-        left join memory.turns as t on t.tenant_id = a.tenant_id and t.turn_key = a.turn_key
-        group by a.tenant_id, a.entity_key, b.entity_key
-    )
-    insert into memory.entity_edges as e (tenant_id, entity_a, entity_b, turns, last_seen)
-    select p.tenant_id, p.entity_a, p.entity_b, sign * p.turns, coalesce(p.last_seen, pg_catalog.now())
-    from pairs as p
-    -- A merged or removed entity's mentions go after it; its edges went with it.
-    where exists (select from memory.entities as x where x.tenant_id = p.tenant_id and x.entity_key = p.entity_b)
-        and exists (select from memory.entities as x where x.tenant_id = p.tenant_id and x.entity_key = p.entity_a)
-    order by p.tenant_id, p.entity_a, p.entity_b
-    on conflict (tenant_id, entity_a, entity_b) do update
-    set turns = e.turns + excluded.turns,
-        last_seen = case when sign > 0 then greatest(e.last_seen, excluded.last_seen) else e.last_seen end;
-    if sign < 0 then
-        delete from memory.entity_edges as e
-        where e.turns <= 0 and (e.tenant_id, e.entity_a) in (
-            select r.tenant_id, r.entity_key from jsonb_to_recordset(mentions) as r (tenant_id text, entity_key bigint)
-        );
-    end if;
-end
-$$;
-
-comment on function memory_internal._count_edges(jsonb, integer) is
-'Internal: adds (1) or takes away (-1) the co-occurrence edges of a set of mentions.';
-
+-- take away. Counted straight from the transition tables (a restore's single COPY may hold millions of
+-- rows); rows are touched in key order so that concurrent writers lock them in the same order.
 create or replace function memory_internal._mentions_changed() returns trigger
 language plpgsql
 as $$
 begin
     if tg_op in ('DELETE', 'UPDATE') then
-        perform memory_internal._count_edges(jsonb_agg(to_jsonb(o)), -1) from old_mentions as o having count(*) > 1;
+        with pairs as (
+            select a.tenant_id, a.entity_key as entity_a, b.entity_key as entity_b, count(*) as turns
+            from old_mentions as a
+            inner join old_mentions as b
+                on a.tenant_id = b.tenant_id and a.turn_key = b.turn_key and a.entity_key < b.entity_key
+            group by a.tenant_id, a.entity_key, b.entity_key
+        ),
+        counted as (
+            select e.tenant_id, e.entity_a, e.entity_b, p.turns
+            from pairs as p
+            inner join memory.entity_edges as e
+                on e.tenant_id = p.tenant_id and e.entity_a = p.entity_a and e.entity_b = p.entity_b
+            order by e.tenant_id, e.entity_a, e.entity_b
+            for update of e
+        )
+        update memory.entity_edges as e set turns = e.turns - c.turns
+        from counted as c
+        where e.tenant_id = c.tenant_id and e.entity_a = c.entity_a and e.entity_b = c.entity_b;
+        delete from memory.entity_edges as e
+        where e.turns <= 0 and (e.tenant_id, e.entity_a) in (select o.tenant_id, o.entity_key from old_mentions as o);
     end if;
     if tg_op in ('INSERT', 'UPDATE') then
-        perform memory_internal._count_edges(jsonb_agg(to_jsonb(n)), 1) from new_mentions as n having count(*) > 1;
+        insert into memory.entity_edges as e (tenant_id, entity_a, entity_b, turns, last_seen)
+        select a.tenant_id, a.entity_key, b.entity_key, count(*), coalesce(max(t.created_at), pg_catalog.now())
+        from new_mentions as a
+        inner join new_mentions as b
+            on a.tenant_id = b.tenant_id and a.turn_key = b.turn_key and a.entity_key < b.entity_key
+        left join memory.turns as t on t.tenant_id = a.tenant_id and t.turn_key = a.turn_key
+        group by a.tenant_id, a.entity_key, b.entity_key
+        order by a.tenant_id, a.entity_key, b.entity_key
+        on conflict (tenant_id, entity_a, entity_b) do update
+        set turns = e.turns + excluded.turns, last_seen = greatest(e.last_seen, excluded.last_seen);
     end if;
     return null;
 end
@@ -225,9 +215,9 @@ begin
 
     -- Entities the scope does not know yet, by key or alias.
     insert into memory.entities as e (tenant_id, scope, name, normalized, type)
-    select tenant, v_scope, min(f.name), f.normalized,
+    select tenant, v_scope, (array_agg(f.name order by f.turn_key))[1], f.normalized,
            coalesce(min(f.type) filter (where f.type <> 'other'), 'other')
-    from unnest(v_found_keys, v_found_names, v_found_types) as f (normalized, name, type)
+    from unnest(v_found_turns, v_found_keys, v_found_names, v_found_types) as f (turn_key, normalized, name, type)
     where not exists (
         select from memory.entities as x
         where x.tenant_id = tenant and x.scope = v_scope

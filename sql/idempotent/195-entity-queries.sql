@@ -89,43 +89,68 @@ comment on function memory.entities(text, text, text, integer) is
 'normalized names, at least 0.3; all when search is null), of one type, in one agent''s scope; with how '
 'often and in how many sessions they are mentioned, and when last. Best match first.';
 
--- The entities within `depth` co-occurrence edges of an entity, each at its shortest distance, with the
--- path that reaches it; paths never revisit an entity, so cycles end.
+-- Breadth-first from the start entities, one level at a time, each entity reached once (at its shortest
+-- distance, through the neighbour that shares the most turns with it): cost grows with the entities
+-- reached, not with the paths between them, and cycles end.
+create or replace function memory_internal._entity_walk(tenant text, starts bigint[], depth integer)
+returns table (entity_key bigint, distance integer, turns bigint, path bigint[])
+language plpgsql
+stable
+as $$
+declare
+    v_seen bigint [] := starts;
+    v_frontier bigint [] := starts;
+    v_paths jsonb := (select jsonb_object_agg(s.key::text, jsonb_build_array(s.key)) from unnest(starts) as s (key));
+    v_level integer := 0;
+    v_next record;
+begin
+    while v_level < depth and cardinality(v_frontier) > 0 loop
+        v_level := v_level + 1;
+        v_frontier := '{}';
+        for v_next in
+            select distinct on (n.other) n.other, n.turns, n.via
+            from unnest(v_seen) as w (key)
+            cross join lateral (
+                select case when e.entity_a = w.key then e.entity_b else e.entity_a end as other, e.turns, w.key as via
+                from memory.entity_edges as e
+                where e.tenant_id = tenant and (e.entity_a = w.key or e.entity_b = w.key)
+            ) as n
+            where (v_paths -> w.key::text) is not null and jsonb_array_length(v_paths -> w.key::text) = v_level
+                and not n.other = any(v_seen)
+            order by n.other, n.turns desc, n.via
+        loop
+            v_frontier := v_frontier || v_next.other;
+            v_paths := v_paths || jsonb_build_object(v_next.other::text, (v_paths -> v_next.via::text) || to_jsonb(v_next.other));
+            entity_key := v_next.other;
+            distance := v_level;
+            turns := v_next.turns;
+            path := array(select jsonb_array_elements_text(v_paths -> v_next.other::text)::bigint);
+            return next;
+        end loop;
+        v_seen := v_seen || v_frontier;
+    end loop;
+end
+$$;
+
+comment on function memory_internal._entity_walk(text, bigint[], integer) is
+'Internal: the entities within depth edges of the start ones, each once at its shortest distance, with a path.';
+
 create or replace function memory.entity_neighbors(
     name text, depth integer default 1, k integer default 20, agent_id text default null
 ) returns table (entity_id bigint, scope text, name text, type text, distance integer, turns bigint, path text[])
 language sql
 stable
 as $$
-    with recursive start as (
-        select memory_internal._named_entities(entity_neighbors.name, entity_neighbors.agent_id) as keys
-    ),
-    walk (entity_key, distance, turns, path) as (
-        select s.key, 0, 0::bigint, array[s.key]
-        from start cross join unnest(start.keys) as s (key)
-        union all
-        select n.other, w.distance + 1, n.turns, w.path || n.other
-        from walk as w
-        cross join lateral (
-            select case when e.entity_a = w.entity_key then e.entity_b else e.entity_a end as other, e.turns
-            from memory.entity_edges as e
-            where e.tenant_id = (select memory.current_tenant())
-                and (e.entity_a = w.entity_key or e.entity_b = w.entity_key)
-        ) as n
-        where w.distance < entity_neighbors.depth and not n.other = any(w.path)
-    ),
-    nearest as (
-        select distinct on (w.entity_key) w.entity_key, w.distance, w.turns, w.path
-        from walk as w cross join start
-        where w.distance > 0 and not w.entity_key = any(start.keys)
-        order by w.entity_key, w.distance, w.turns desc
-    )
-    select e.entity_key, e.scope, e.name, e.type, n.distance, n.turns,
-           array(select x.name from unnest(n.path) with ordinality as p (key, i)
+    select e.entity_key, e.scope, e.name, e.type, w.distance, w.turns,
+           array(select x.name from unnest(w.path) with ordinality as p (key, i)
                  inner join memory.entities as x on x.tenant_id = e.tenant_id and x.entity_key = p.key order by p.i)
-    from nearest as n
-    inner join memory.entities as e on e.tenant_id = (select memory.current_tenant()) and e.entity_key = n.entity_key
-    order by n.distance, n.turns desc, e.entity_key
+    from memory_internal._entity_walk(
+        (select memory.current_tenant()),
+        memory_internal._named_entities(entity_neighbors.name, entity_neighbors.agent_id),
+        least(entity_neighbors.depth, 5)
+    ) as w
+    inner join memory.entities as e on e.tenant_id = (select memory.current_tenant()) and e.entity_key = w.entity_key
+    order by w.distance, w.turns desc, e.entity_key
     -- The arguments are checked where they are always read (a limit of 0 would run nothing).
     limit case when memory_internal._check_graph_query(null, entity_neighbors.depth, entity_neighbors.k)
               then entity_neighbors.k end
@@ -166,11 +191,17 @@ as $$
 #variable_conflict use_column
 declare
     v_tenant text := memory.current_tenant();
-    v_keep bigint := (memory_internal._named_entities(merge_entities.keep, merge_entities.agent_id))[1];
-    v_merge bigint := (memory_internal._named_entities(merge_entities.merge, merge_entities.agent_id))[1];
+    v_keep bigint;
+    v_merge bigint;
     v_mentions bigint;
     v_states bigint;
 begin
+    if merge_entities.agent_id is null then
+        raise exception 'agent_memory: merge_entities needs the agent_id whose entities are one'
+            using errcode = 'invalid_parameter_value';
+    end if;
+    v_keep := (memory_internal._named_entities(merge_entities.keep, merge_entities.agent_id))[1];
+    v_merge := (memory_internal._named_entities(merge_entities.merge, merge_entities.agent_id))[1];
     if v_keep = v_merge then
         raise exception 'agent_memory: "%" and "%" are already one entity', merge_entities.keep, merge_entities.merge
             using errcode = 'invalid_parameter_value';

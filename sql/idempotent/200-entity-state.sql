@@ -17,6 +17,10 @@ begin
     if _set_entity_state.attribute is null or btrim(_set_entity_state.attribute) = '' then
         raise exception 'agent_memory: set_entity_state needs an attribute' using errcode = 'invalid_parameter_value';
     end if;
+    if _set_entity_state.agent_id is null then
+        raise exception 'agent_memory: set_entity_state needs an agent_id (the scope of the entity)'
+            using errcode = 'invalid_parameter_value';
+    end if;
     if _set_entity_state.value is null or _set_entity_state.valid_from is null then
         raise exception 'agent_memory: set_entity_state needs a value and valid_from (use jsonb ''null'' for none)'
             using errcode = 'invalid_parameter_value';
@@ -86,14 +90,14 @@ as $$
     where s.tenant_id = (select memory.current_tenant())
         and s.entity_key = any(memory_internal._entity_keys(entity_state.entity, entity_state.agent_id))
         and (entity_state.attribute is null or s.attribute = entity_state.attribute)
-        and case when entity_state.as_of is null then s.valid_to is null
-                 else s.valid_from <= entity_state.as_of and (s.valid_to is null or s.valid_to > entity_state.as_of)
-            end
+        and s.valid_from <= coalesce(entity_state.as_of, pg_catalog.now())
+        and (s.valid_to is null or s.valid_to > coalesce(entity_state.as_of, pg_catalog.now()))
     order by s.attribute, e.scope
 $$;
 
 comment on function memory.entity_state(text, timestamptz, text, text) is
-'An entity''s attribute values: current ones, or those that held at as_of; one attribute or all; one '
+'An entity''s attribute values that hold now (a value set for later is not yet current), or those that held '
+'at as_of; one attribute or all; one '
 'agent''s scope or (agent_id null) every agent''s.';
 
 create or replace function memory.entity_history(entity text, attribute text, agent_id text default null)

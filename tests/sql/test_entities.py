@@ -228,3 +228,30 @@ def test_set_entity_state_returns_the_value_and_its_period(db):
         "select attribute, value, valid_to from memory.set_entity_state('api', 'owner', '\"bo\"', '2026-01-01')"
     )
     assert row.fetchone() == ("owner", "bo", datetime(2026, 5, 1, tzinfo=timezone.utc))
+
+
+def test_forget_removes_entities_no_other_session_mentions(db):
+    commit(db)
+    commit(db, [{"role": "user", "content": "Redis ran out of memory overnight."}], session="s2")
+    db.execute("select * from memory.set_entity_state('Maria', 'team', '\"billing\"', agent_id => 'coder')")
+    db.execute("select * from memory.forget('s1')")
+    left = names(db, "select normalized from memory.entities order by 1")
+    assert left == ["maria", "redis"]  # Redis is mentioned in s2; Maria keeps a recorded state
+
+
+def test_entities_in_message_metadata_are_checked_too(db):
+    bad = {"role": "user", "content": "hello there", "metadata": {"entities": [{"name": "X", "type": "planet"}]}}
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="has entities that are not a list of names"):
+        commit(db, [bad])
+
+
+def test_a_value_set_for_later_is_not_current_yet(db):
+    db.execute("select * from memory.set_entity_state('api', 'owner', '\"ana\"', '2026-01-01')")
+    db.execute("select * from memory.set_entity_state('api', 'owner', '\"bo\"', '2999-01-01')")
+    assert [v for (_, v, _, _) in state(db, "api")] == ["ana"]
+
+
+def test_merge_needs_the_agent_whose_entities_are_one(db):
+    commit(db)
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="needs the agent_id"):
+        db.execute("select * from memory.merge_entities('Redis', 'MySQL', agent_id => null)")
