@@ -181,7 +181,7 @@ $$;
 comment on function memory_internal._extract_mentions(jsonb, jsonb) is
 'Internal: the entities each turn of a session mentions (extracted, and passed by the caller).';
 
--- A session's mentions written again when they changed: entities new to the session's agent's scope are
+-- A session's mentions written again where they changed: entities new to the session's agent's scope are
 -- created (in key order, so concurrent enrichments take their locks in the same order), every mention is
 -- keyed by its entity (found by key or alias), and the session's mention rows are replaced, which moves
 -- the co-occurrence edges with them. Set-based: a statement per step, not per mention.
@@ -199,6 +199,7 @@ declare
     v_turns bigint [];
     v_entities bigint [];
     v_counts integer [];
+    v_changed bigint [];
 begin
     select coalesce(array_agg(f.turn_key order by f.normalized, f.turn_key), '{}'),
            coalesce(array_agg(f.normalized order by f.normalized, f.turn_key), '{}'),
@@ -244,16 +245,24 @@ begin
         group by f.turn_key, k.entity_key
     ) as f;
 
-    if (select coalesce(array_agg(row(m.turn_key, m.entity_key, m.mentions)::text order by m.turn_key, m.entity_key), '{}')
-        from memory.entity_mentions as m where m.tenant_id = tenant and m.session_key = session)
-       = (select coalesce(array_agg(row(u.t, u.e, u.n)::text order by u.t, u.e), '{}')
-          from unnest(v_turns, v_entities, v_counts) as u (t, e, n)) then
+    -- Only the turns whose mentions changed are written again, each with all its mentions (as the edge
+    -- trigger counts them): a session that grows rewrites its new turns, not the ones before.
+    select array_agg(distinct coalesce(n.t, o.turn_key)) into v_changed
+    from unnest(v_turns, v_entities, v_counts) as n (t, e, c)
+    full join (
+        select m.turn_key, m.entity_key, m.mentions from memory.entity_mentions as m
+        where m.tenant_id = tenant and m.session_key = session
+    ) as o on n.t = o.turn_key and n.e = o.entity_key
+    where n.c is distinct from o.mentions;
+    if v_changed is null then
         return;
     end if;
-    delete from memory.entity_mentions as m where m.tenant_id = tenant and m.session_key = session;
+    delete from memory.entity_mentions as m
+    where m.tenant_id = tenant and m.session_key = session and m.turn_key = any(v_changed);
     insert into memory.entity_mentions (tenant_id, turn_key, entity_key, session_key, mentions)
     select tenant, u.t, u.e, session, u.n
-    from unnest(v_turns, v_entities, v_counts) as u (t, e, n);
+    from unnest(v_turns, v_entities, v_counts) as u (t, e, n)
+    where u.t = any(v_changed);
 end
 $$;
 

@@ -98,12 +98,12 @@ def test_the_database_embeds_exactly_as_the_package_does_outside_it(db):
 
 def test_enriching_again_reembeds_nothing_unchanged(db):
     commit(db)
-    before = db.execute("select array_agg(xmin::text order by turn_key) from memory.chunk_embeddings").fetchone()[0]
-    summary_before = db.execute("select xmin::text from memory.summaries").fetchone()[0]
+    before = db.execute("select array_agg(ctid::text order by turn_key) from memory.chunk_embeddings").fetchone()[0]
+    summary_before = db.execute("select ctid::text from memory.summaries").fetchone()[0]
     db.execute("select * from memory.enrich('s1')")
-    after = db.execute("select array_agg(xmin::text order by turn_key) from memory.chunk_embeddings").fetchone()[0]
+    after = db.execute("select array_agg(ctid::text order by turn_key) from memory.chunk_embeddings").fetchone()[0]
     assert after == before
-    assert db.execute("select xmin::text from memory.summaries").fetchone()[0] == summary_before
+    assert db.execute("select ctid::text from memory.summaries").fetchone()[0] == summary_before
 
 
 def test_new_turns_are_embedded_and_change_the_summary_source(db):

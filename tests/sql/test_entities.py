@@ -122,11 +122,11 @@ def test_forget_takes_mentions_and_edges_away(db):
 def test_enriching_again_changes_nothing_when_the_turns_did_not_change(db):
     commit(db)
     before = db.execute(
-        "select array_agg(xmin::text order by turn_key, entity_key) from memory.entity_mentions"
+        "select array_agg(ctid::text order by turn_key, entity_key) from memory.entity_mentions"
     ).fetchone()
     db.execute("select * from memory.enrich('s1')")
     after = db.execute(
-        "select array_agg(xmin::text order by turn_key, entity_key) from memory.entity_mentions"
+        "select array_agg(ctid::text order by turn_key, entity_key) from memory.entity_mentions"
     ).fetchone()
     assert after == before
 
@@ -255,3 +255,18 @@ def test_merge_needs_the_agent_whose_entities_are_one(db):
     commit(db)
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="needs the agent_id"):
         db.execute("select * from memory.merge_entities('Redis', 'MySQL', agent_id => null)")
+
+
+def test_a_growing_session_rewrites_only_its_new_turns_and_edges_stay_right(db):
+    commit(db)
+    before = db.execute("select turn_key, ctid::text from memory.entity_mentions order by 1, 2").fetchall()
+    commit(db, [*CHAT, {"role": "user", "content": "Redis and MySQL need a new owner."}])
+    after = db.execute("select turn_key, ctid::text from memory.entity_mentions order by 1, 2").fetchall()
+    assert set(before) < set(after)  # the earlier turns' rows were not written again
+    pair = (
+        "select g.turns from memory.entity_edges g"
+        " join memory.entities a on a.tenant_id = g.tenant_id and a.entity_key = g.entity_a"
+        " join memory.entities b on b.tenant_id = g.tenant_id and b.entity_key = g.entity_b"
+        " where array[a.normalized, b.normalized] @> array['redis', 'mysql']"
+    )
+    assert db.execute(pair).fetchone() == (2,)
