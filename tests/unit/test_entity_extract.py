@@ -1,11 +1,9 @@
-"""Entities found by rules (agent_memory_db.entities.extract) and parsed from an LLM's answer
-(agent_memory_db.entities.llm)."""
+"""Entities found by rules (agent_memory_db.entities.extract)."""
 
 import pytest
 
 from agent_memory_db.entities import MAX_ENTITIES, TYPES, Entity
 from agent_memory_db.entities.extract import extract_entities
-from agent_memory_db.entities.llm import LLM_INSTRUCTIONS, llm_messages, parse_llm_entities
 
 CODING = (
     "Migrate the DB layer from SQLAlchemy 1.4 to 2.0 and replace query.get with Session.get in "
@@ -326,46 +324,3 @@ def test_every_type_is_one_of_the_twelve():
 
 def test_extraction_is_deterministic():
     assert extract_entities(CODING + CHAT) == extract_entities(CODING + CHAT)
-
-
-def test_llm_request_carries_the_instructions_and_the_text():
-    messages = llm_messages(CHAT)
-    assert [m["role"] for m in messages] == ["system", "user"]
-    assert messages[0]["content"] == LLM_INSTRUCTIONS and '"entities"' in LLM_INSTRUCTIONS
-    assert all(kind in LLM_INSTRUCTIONS for kind in TYPES)
-    assert messages[1]["content"] == CHAT
-
-
-def test_llm_answer_is_parsed_even_in_a_code_fence():
-    answer = '```json\n{"entities": [{"name": "Caroline", "type": "person"}, {"name": "Boston", "type": "Place"}]}\n```'
-    assert parse_llm_entities(answer) == [Entity("Caroline", "person", 1), Entity("Boston", "place", 1)]
-
-
-def test_llm_unknown_types_are_other():
-    assert parse_llm_entities('{"entities": [{"name": "Pride", "type": "festival"}]}') == [Entity("Pride", "other", 1)]
-
-
-def test_llm_repeated_names_merge():
-    answer = '{"entities": [{"name": "Postgres", "type": "tool"}, {"name": "PostgreSQL", "type": "tool"}]}'
-    assert parse_llm_entities(answer) == [Entity("Postgres", "tool", 2)]
-
-
-def test_llm_empty_list_is_no_entities():
-    assert parse_llm_entities('{"entities": []}') == []
-
-
-@pytest.mark.parametrize(
-    ("answer", "error"),
-    [
-        ("not json", "not JSON"),
-        ("[]", 'no "entities" list'),
-        ('{"entities": {"name": "x"}}', 'no "entities" list'),
-        ('{"entities": ["Caroline"]}', "entity 0 is not an object"),
-        ('{"entities": [{"type": "person"}]}', 'entity 0 has no "name" string'),
-        ('{"entities": [{"name": "  ", "type": "person"}]}', 'entity 0 has no "name" string'),
-        ('{"entities": [{"name": "Ana", "type": "person"}, {"name": "Bo"}]}', 'entity 1 has no "type" string'),
-    ],
-)
-def test_llm_answer_of_another_shape_is_an_error(answer, error):
-    with pytest.raises(ValueError, match=error):
-        parse_llm_entities(answer)

@@ -2,7 +2,6 @@
 
   normalize.py  the key a name is stored under (normalize_entity) and its alias (canonical_name)
   extract.py    the deterministic extractor: handles, tags, URLs, paths, code, titles, tools, names
-  llm.py        the `llm` option: the request to a chat model and the strict parsing of its answer
   names.py      the built-in word lists the extractor reads (tools, first names, places, stop words)
 
 This file holds what they share: the twelve types, the Entity record, and the merge of mentions.
