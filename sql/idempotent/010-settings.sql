@@ -194,12 +194,11 @@ begin
     end if;
     if p_key = 'entity_gazetteer' and exists (
         select from jsonb_each(p_value) as g
-        where g.value not in ('"person"', '"project"', '"concept"', '"tool"', '"metric"', '"org"', '"place"', '"event"',
-                              '"doc"', '"task"', '"topic"', '"other"')
+        where jsonb_typeof(g.value) <> 'string' or not (g.value #>> '{}') = any(memory_internal._entity_types())
             or memory.normalize_entity(g.key) = ''
     ) then
-        raise exception 'agent_memory: setting "entity_gazetteer" maps names to entity types (person, project, '
-            'concept, tool, metric, org, place, event, doc, task, topic, other), got %', p_value;
+        raise exception 'agent_memory: setting "entity_gazetteer" maps names to entity types (%), got %',
+            array_to_string(memory_internal._entity_types(), ', '), p_value;
     end if;
     if d.minimum is not null and p_value::numeric < d.minimum
         or d.maximum is not null and p_value::numeric > d.maximum then

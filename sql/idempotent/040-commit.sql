@@ -44,12 +44,10 @@ as $$
                 select from jsonb_array_elements(coalesce(message -> 'entities', message -> 'metadata' -> 'entities')) as e
                 where not (jsonb_typeof(e) = 'string'
                            or jsonb_typeof(e) = 'object' and jsonb_typeof(e -> 'name') = 'string'
-                           and coalesce(e ->> 'type', 'other') in ('person', 'project', 'concept', 'tool', 'metric',
-                                                                    'org', 'place', 'event', 'doc', 'task', 'topic',
-                                                                    'other'))
+                           and coalesce(e ->> 'type', 'other') = any(memory_internal._entity_types()))
             )
-        ) then 'has entities that are not a list of names or {"name", "type"} objects (type: person, project, '
-               || 'concept, tool, metric, org, place, event, doc, task, topic or other)'
+        ) then 'has entities that are not a list of names or {"name", "type"} objects (type: '
+               || array_to_string(memory_internal._entity_types(), ', ') || ')'
         when message -> 'embedding' is not null and (
             jsonb_typeof(message -> 'embedding') <> 'array'
             or jsonb_array_length(message -> 'embedding') <> dimensions

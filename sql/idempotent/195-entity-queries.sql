@@ -7,10 +7,9 @@ language plpgsql
 immutable
 as $$
 begin
-    if type is not null and type not in ('person', 'project', 'concept', 'tool', 'metric', 'org', 'place', 'event',
-                                         'doc', 'task', 'topic', 'other') then
-        raise exception 'agent_memory: entity type must be one of person, project, concept, tool, metric, org, '
-            'place, event, doc, task, topic, other; got %', type using errcode = 'invalid_parameter_value';
+    if type is not null and not type = any(memory_internal._entity_types()) then
+        raise exception 'agent_memory: entity type must be one of %; got %',
+            array_to_string(memory_internal._entity_types(), ', '), type using errcode = 'invalid_parameter_value';
     end if;
     if depth is null or depth < 1 or depth > 5 then
         raise exception 'agent_memory: depth must be between 1 and 5, got %', depth using errcode = 'invalid_parameter_value';

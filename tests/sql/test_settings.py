@@ -88,6 +88,9 @@ def test_value_outside_the_allowed_set_is_refused(db):
         ("text_search_config", '"nonexistent"', '"text_search_config" must name a text search configuration'),
         ("index_roles", "[[1]]", '"index_roles" must be a list of values among'),
         ("index_roles", '["user", "robot"]', '"index_roles" must be a list of values among'),
+        ("entity_gazetteer", '{"acme": "planet"}', '"entity_gazetteer" maps names to entity types \\(person, '),
+        ("entity_gazetteer", '{"acme": 3}', '"entity_gazetteer" maps names to entity types'),
+        ("entity_gazetteer", '{"?!": "org"}', '"entity_gazetteer" maps names to entity types'),
     ],
 )
 def test_a_setting_that_would_break_every_call_is_refused_on_write(db, key, value, error):
