@@ -1,7 +1,8 @@
 """The entities each turn of a session mentions, for the knowledge graph.
 
 A turn mentions what the extractor finds in what is indexed of it (its words and its tool calls) and its
-speaker, and the entities the caller passed with the message (a list of names or {"name", "type"}
+speaker (with the llm extractor: the entities the model named for the session, where their names appear
+in the turn), and the entities the caller passed with the message (a list of names or {"name", "type"}
 objects, kept in metadata.entities). Each is keyed by its normalized, canonical name.
 """
 
@@ -10,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from agent_memory_db import indexing
-from agent_memory_db.entities import TYPES, entity_key
+from agent_memory_db.entities import TYPES, Entity, entity_key
 from agent_memory_db.entities.extract import extract_entities
+from agent_memory_db.entities.llm import llm_mentions, llm_messages
 
 MentionRow = tuple[int, str, str, str, int]  # turn_key, name as written, key, type, how often
 
@@ -28,14 +30,33 @@ def passed_entities(value: object) -> list[tuple[str, str]]:
     return passed
 
 
-def session_mentions(turns: Sequence[dict], gazetteer: Mapping[str, str]) -> list[MentionRow]:
+def transcript(turns: Sequence[dict]) -> str:
+    """The session as the llm extractor reads it: each turn as "speaker: what is indexed of it", a blank
+    line between turns."""
+    return "\n\n".join(f"{turn.get('name') or turn['role']}: {indexing.indexed_text(turn)}" for turn in turns)
+
+
+def llm_request(turns: Sequence[dict]) -> list[dict]:
+    """The llm extractor's chat request for a session."""
+    return llm_messages(transcript(turns))
+
+
+def _found(turn: dict, gazetteer: Mapping[str, str], named: Sequence[Entity] | None) -> list[Entity]:
+    """What a turn mentions: by the rules, or (named: the llm's answer for the session) where the names
+    the model gave appear in its words; its speaker either way."""
+    text = indexing.indexed_text(turn)
+    if named is None:
+        return extract_entities(text, speaker=turn.get("name"), gazetteer=gazetteer)
+    return extract_entities("", speaker=turn.get("name")) + llm_mentions(text, named)
+
+
+def session_mentions(
+    turns: Sequence[dict], gazetteer: Mapping[str, str], named: Sequence[Entity] | None = None
+) -> list[MentionRow]:
     """One row per turn and entity it mentions: (turn_key, name, key, type, count)."""
     rows: list[MentionRow] = []
     for turn in turns:
-        found = [
-            (entity.name, entity.type, entity.count)
-            for entity in extract_entities(indexing.indexed_text(turn), speaker=turn.get("name"), gazetteer=gazetteer)
-        ]
+        found = [(entity.name, entity.type, entity.count) for entity in _found(turn, gazetteer, named)]
         found += [(name, kind, 1) for name, kind in passed_entities(turn.get("entities"))]
         for name, kind, count in found:
             key = entity_key(name)

@@ -1,5 +1,5 @@
-"""Clients for OpenAI-compatible endpoints: /v1/embeddings and /v1/chat/completions, and the JSON POST
-they share (post_json, also used by rerank.py).
+"""Clients for OpenAI-compatible endpoints: /v1/embeddings and /v1/chat/completions, the JSON POST
+they share (post_json, also used by rerank.py), and the reading of a chat answer asked to be JSON.
 
 Standard library only. Only http and https URLs with a host are called, and redirects are not
 followed (a key must not travel to where a redirect points). Retries connection failures, 429 and
@@ -9,6 +9,7 @@ followed (a key must not travel to where a redirect points). Retries connection 
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.error
 import urllib.parse
@@ -119,6 +120,23 @@ def embed(endpoint: Endpoint, model: str, texts: Sequence[str], dimensions: int)
         if len(vector) != dimensions:
             raise ProviderError(f"{model} returned {len(vector)} dimensions, configured {dimensions}")
     return vectors
+
+
+FENCED = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+
+
+def json_object(content: str, what: str) -> dict:
+    """A chat answer asked to be a JSON object, as a dict (a ```json fence around it is allowed); a
+    ValueError naming `what` ("the LLM summary") when it is not JSON or not an object."""
+    text = content.strip()
+    fenced = FENCED.match(text)
+    try:
+        data = json.loads(fenced.group(1) if fenced else text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{what} is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{what} is not a JSON object")
+    return data
 
 
 def chat(endpoint: Endpoint, model: str, messages: list[dict]) -> str:

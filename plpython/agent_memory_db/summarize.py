@@ -6,12 +6,12 @@ in their original order, and lists decisions and open loops found by their wordi
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agent_memory_db.openai_compat import json_object
 from agent_memory_db.sentences import sentences as prose_sentences
 
 WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
@@ -238,15 +238,8 @@ def llm_messages(turns: Sequence[dict]) -> list[dict]:
 
 def parse_llm_summary(content: str) -> Summary:
     """The model's answer as a Summary; a reply that is not the asked-for JSON is an error."""
-    text = content.strip()
-    fenced = re.match(r"^```(?:json)?\s*(.*?)\s*```$", text, re.DOTALL)
-    if fenced:
-        text = fenced.group(1)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the LLM summary is not JSON: {exc}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("summary"), str):
+    data = json_object(content, "the LLM summary")
+    if not isinstance(data.get("summary"), str):
         raise ValueError('the LLM summary has no "summary" string')
 
     def strings(key: str) -> list[str]:

@@ -16,7 +16,7 @@ as $$
     -- a call to one may take, are the administrator's: set in memory.config; a session or call may
     -- change them only for memory_admin.
     select d.*,
-           case when d.key in ('embedder', 'summarizer', 'openai_base_url', 'openai_embedding_model',
+           case when d.key in ('embedder', 'summarizer', 'entity_extractor', 'openai_base_url', 'openai_embedding_model',
                                'openai_embedding_dimensions', 'openai_chat_model', 'client_dimensions',
                                'http_timeout_seconds', 'http_retries', 'rerank', 'rerank_url', 'rerank_model',
                                'rerank_timeout_seconds')
@@ -111,9 +111,10 @@ as $$
          'Leave speaker names the query mentions out of its text and vector search (they are matched as speakers).'),
         ('exact_search_max_chunks', '20000', 'integer', null, 0, 100000000,
          'Up to this many chunks in scope, vector search is exact; above it, HNSW with iterative scan.'),
-        ('entity_extractor', '"deterministic"', 'string', '["deterministic", "none"]', null, null,
+        ('entity_extractor', '"deterministic"', 'string', '["deterministic", "llm", "none"]', null, null,
          'How enrichment finds the entities turns mention: deterministic (names, handles, tags, paths, URLs, code '
-         || 'identifiers, quoted titles, gazetteer tools, speakers) or none.'),
+         || 'identifiers, quoted titles, gazetteer tools, speakers), llm (one call per session to the chat endpoint '
+         || 'the llm summarizer uses, openai_chat_model), or none.'),
         ('entity_gazetteer', '{}', 'object', null, null, null,
          'Names the extractor knows, with their type, on top of its own: {"acme cloud": "org", "fizzbuzz": "tool"}.'),
         ('recall_count_access', 'false', 'boolean', null, null, null,

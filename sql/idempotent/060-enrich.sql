@@ -22,26 +22,21 @@ comment on function memory_internal._chunk_turns(jsonb, jsonb) is
 create or replace function memory_internal._summarize_turns(turns jsonb, settings jsonb)
 returns table (method text, summary text, decisions jsonb, open_loops jsonb)
 language plpython3u
-security definer
 as $$
 if GD.get("agent_memory_version") is None:
     plpy.execute("select memory_internal._load_python()")
 import json
-from agent_memory_db import embedding, openai_compat, secrets, summarize
-messages = json.loads(turns)
+from agent_memory_db import summarize
 config = json.loads(plpy.execute(plpy.prepare("select memory_internal._trusted_settings($1) as s", ["jsonb"]), [settings])[0]["s"])
 if config["summarizer"] == "llm":
-    rows = plpy.execute("select value, origin from memory_internal._secrets where name = 'openai_api_key'")
-    stored = (rows[0]["value"], rows[0]["origin"]) if rows else None
+    answer = plpy.execute(plpy.prepare("select memory_internal._llm_chat('summary', $1, $2) as a", ["jsonb", "jsonb"]),
+                          [turns, settings])[0]["a"]
     try:
-        key = secrets.key_for("openai_api_key", config["openai_base_url"], stored)
-        endpoint = embedding.endpoint(config, key)
-        result = summarize.parse_llm_summary(
-            openai_compat.chat(endpoint, config["openai_chat_model"], summarize.llm_messages(messages)))
-    except (openai_compat.ProviderError, ValueError) as exc:
+        result = summarize.parse_llm_summary(answer)
+    except ValueError as exc:
         plpy.error("agent_memory: llm summary failed: %s" % exc)
 else:
-    result = summarize.extractive(messages, int(config["summary_sentences"]))
+    result = summarize.extractive(json.loads(turns), int(config["summary_sentences"]))
 return [(result.method, result.text, json.dumps(result.decisions), json.dumps(result.open_loops))]
 $$;
 

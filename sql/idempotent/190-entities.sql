@@ -164,9 +164,10 @@ referencing old table as old_mentions
 for each statement execute function memory_internal._mentions_changed();
 
 -- The entities each turn of a session mentions, found by the deterministic extractor in what is indexed
--- of the turn (its words and tool calls) and its speaker, plus those the caller passed with the message
+-- of the turn (its words and tool calls) and its speaker, or (named: the llm extractor's answer for the
+-- session) where the names the model gave appear in it, plus those the caller passed with the message
 -- (metadata.entities): (turn_key, name as written, key, type, mentions).
-create or replace function memory_internal._extract_mentions(turns jsonb, settings jsonb)
+create or replace function memory_internal._extract_mentions(turns jsonb, settings jsonb, named text)
 returns table (turn_key bigint, name text, normalized text, type text, mentions integer)
 language plpython3u
 stable
@@ -175,11 +176,19 @@ if GD.get("agent_memory_version") is None:
     plpy.execute("select memory_internal._load_python()")
 import json
 from agent_memory_db import mentions
-return mentions.session_mentions(json.loads(turns), json.loads(settings)["entity_gazetteer"])
+from agent_memory_db.entities.llm import parse_llm_entities
+found = None
+if named is not None:
+    try:
+        found = parse_llm_entities(named)
+    except ValueError as exc:
+        plpy.error("agent_memory: llm entity extraction failed: %s" % exc)
+return mentions.session_mentions(json.loads(turns), json.loads(settings)["entity_gazetteer"], found)
 $$;
 
-comment on function memory_internal._extract_mentions(jsonb, jsonb) is
-'Internal: the entities each turn of a session mentions (extracted, and passed by the caller).';
+comment on function memory_internal._extract_mentions(jsonb, jsonb, text) is
+'Internal: the entities each turn of a session mentions (extracted by rules or named by the llm, and '
+'passed by the caller).';
 
 -- A session's mentions written again where they changed: entities new to the session's agent's scope are
 -- created (in key order, so concurrent enrichments take their locks in the same order), every mention is
@@ -210,7 +219,10 @@ begin
     from (
         select m.turn_key, m.normalized, min(m.name) as name,
                coalesce(min(m.type) filter (where m.type <> 'other'), 'other') as type, sum(m.mentions)::integer as mentions
-        from memory_internal._extract_mentions(turns, settings) as m
+        from memory_internal._extract_mentions(
+            turns, settings,
+            case when settings ->> 'entity_extractor' = 'llm' then memory_internal._llm_chat('entities', turns, settings) end
+        ) as m
         group by m.turn_key, m.normalized
     ) as f;
 

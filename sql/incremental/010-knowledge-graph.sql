@@ -74,3 +74,6 @@ where valid_to is null;
 create index entity_states_history on memory.entity_states (tenant_id, entity_key, attribute, valid_from);
 select pg_catalog.pg_extension_config_dump('memory.entity_states', '');
 select pg_catalog.pg_extension_config_dump('memory.entity_states_state_key_seq', '');
+
+-- The llm extractor: mentions are read from the model's answer for the session, or by the rules.
+drop function if exists memory_internal._extract_mentions(jsonb, jsonb);

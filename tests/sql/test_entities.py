@@ -1,9 +1,11 @@
 """The knowledge graph: entities normalized and extracted in the database, mentions and co-occurrence
 edges kept current through enrichment, merge and forget, graph queries, and entity state over time."""
 
+import json
 from datetime import datetime, timezone
 
 import psycopg
+import psycopg.sql
 import pytest
 from psycopg.types.json import Json, Jsonb
 
@@ -270,3 +272,76 @@ def test_a_growing_session_rewrites_only_its_new_turns_and_edges_stay_right(db):
         " where array[a.normalized, b.normalized] @> array['redis', 'mysql']"
     )
     assert db.execute(pair).fetchone() == (2,)
+
+
+# The llm extractor, against an OpenAI-compatible server on loopback.
+
+LLM_ANSWER = {
+    "entities": [
+        {"name": "Maria", "type": "person"},
+        {"name": "billing service", "type": "project"},
+        {"name": "postgres", "type": "Tool"},
+        {"name": "Redis", "type": "database"},
+    ]
+}
+
+
+def llm_extractor(db, stub, answer):
+    db.execute("set memory.entity_extractor = 'llm'")
+    db.execute(psycopg.sql.SQL("set memory.openai_base_url = {}").format(stub.base_url))
+    db.execute("set memory.openai_chat_model = 'stub-chat'")
+    db.execute("set memory.http_retries = 0")
+    db.execute("select memory.set_secret('openai_api_key', 'sk-test')")
+    stub.chat_reply = answer
+
+
+def test_the_llm_extractor_names_the_entities_and_their_mentions_are_counted_per_turn(db, http_stub):
+    llm_extractor(db, http_stub, json.dumps(LLM_ANSWER))
+    commit(db)
+    chats = [body for path, body, _ in http_stub.requests if path == "/v1/chat/completions"]
+    assert len(chats) == 1 and chats[0]["model"] == "stub-chat"
+    assert chats[0]["messages"][1]["content"].split("\n\n")[0] == "Maria: " + CHAT[0]["content"]
+    rows = db.execute(
+        "select t.position, e.name, e.type, m.mentions from memory.entity_mentions m"
+        " join memory.entities e using (tenant_id, entity_key) join memory.turns t using (tenant_id, turn_key)"
+        ' order by 1, e.name collate "C"'
+    ).fetchall()
+    assert rows == [
+        (0, "Maria", "person", 1),
+        (0, "billing service", "project", 1),
+        (0, "postgres", "tool", 1),
+        (1, "Redis", "other", 1),
+        (1, "postgres", "tool", 1),
+        (2, "Maria", "person", 1),
+        (2, "Redis", "other", 1),
+    ]
+    assert names(db, "select name from memory.entities where type = 'tool'") == ["postgres"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        ("Sure, here they are: Maria, Redis.", "the LLM entities answer is not JSON"),
+        ('{"names": ["Maria"]}', 'the LLM entities answer has no "entities" list'),
+        ('{"entities": [{"name": "Maria"}]}', 'the LLM entity 0 has no "type" string'),
+    ],
+)
+def test_an_llm_answer_of_another_shape_fails_enrichment_naming_the_problem(db, http_stub, answer, error):
+    llm_extractor(db, http_stub, answer)
+    with pytest.raises(psycopg.Error, match="llm entity extraction failed: " + error):
+        commit(db)
+
+
+def test_an_unreachable_chat_endpoint_is_named(db, http_stub):
+    llm_extractor(db, http_stub, json.dumps(LLM_ANSWER))
+    http_stub.fail_next = [500]
+    with pytest.raises(psycopg.Error, match=r"llm entity extraction failed: .*answered 500"):
+        commit(db)
+
+
+def test_the_llm_extractor_is_the_administrators_choice(db, http_stub):
+    assert db.execute("select set_by from memory.setting_definitions() where key = 'entity_extractor'").fetchone() == (
+        "admin",
+    )
+    with pytest.raises(psycopg.Error, match="entity extraction is not configured"):
+        db.execute("select memory_internal._llm_chat('entities', '[]', memory_internal._settings_json())")

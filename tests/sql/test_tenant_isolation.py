@@ -285,6 +285,11 @@ def exfiltration_attempts(listener: str) -> list[tuple[str, tuple]]:
         ("set memory.rerank = 'http'", ()),
         ("select * from memory.recall('hello')", ()),
         ("select memory.setting('openai_base_url')", ()),
+        ("set memory.entity_extractor = 'llm'", ()),
+        (
+            """select memory.commit('s', '[{"role": "user", "content": "Ana uses Postgres"}]', enrich => 'now')""",
+            (),
+        ),
     ]
     # Direct calls first: a session setting of the administrator's, once set, fails every later call.
     return [
@@ -306,6 +311,11 @@ def exfiltration_attempts(listener: str) -> list[tuple[str, tuple]]:
             'select * from memory_internal._summarize_turns(\'[{"role": "user", "content": "hi"}]\', '
             "memory_internal._settings_json() || %s)",
             (Jsonb({**settings, "summarizer": "llm", "openai_chat_model": "m"}),),
+        ),
+        (
+            'select memory_internal._llm_chat(\'entities\', \'[{"role": "user", "content": "hi"}]\', '
+            "memory_internal._settings_json() || %s)",
+            (Jsonb({**settings, "entity_extractor": "llm", "openai_chat_model": "m"}),),
         ),
         ("select * from memory_internal._secrets", ()),
         *session_tricks,

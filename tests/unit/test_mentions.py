@@ -1,4 +1,5 @@
-from agent_memory_db.mentions import passed_entities, session_mentions
+from agent_memory_db.entities import Entity
+from agent_memory_db.mentions import llm_request, passed_entities, session_mentions, transcript
 
 
 def test_each_turn_mentions_what_it_says_its_tool_calls_and_its_speaker():
@@ -33,3 +34,37 @@ def test_entities_a_caller_passed_are_mentions_too():
 
 def test_passed_entities_of_other_shapes_are_ignored():
     assert passed_entities(None) == [] and passed_entities([{"type": "doc"}, 3]) == []
+
+
+def test_with_the_llms_entities_a_turn_mentions_them_where_their_names_appear():
+    turns = [
+        {
+            "turn_key": 1,
+            "role": "user",
+            "name": "Maria",
+            "content": "Is the Billing Service on postgres yet? postgres!",
+        },
+        {"turn_key": 2, "role": "assistant", "content": "Not yet: billing services move in May.", "entities": ["Q3"]},
+    ]
+    named = [Entity("billing service", "project"), Entity("Postgres", "tool"), Entity("Lisbon", "place")]
+    assert [(turn, key, kind, count) for turn, _, key, kind, count in session_mentions(turns, {}, named)] == [
+        (1, "maria", "person", 1),
+        (1, "billing service", "project", 1),
+        (1, "postgresql", "tool", 2),
+        (2, "q3", "other", 1),
+    ]
+
+
+def test_the_llm_reads_each_turn_with_its_speaker_and_tool_calls():
+    turns = [
+        {"turn_key": 1, "role": "user", "name": "Maria", "content": "Read the models."},
+        {
+            "turn_key": 2,
+            "role": "assistant",
+            "content": "Reading.",
+            "tool_calls": [{"name": "Read", "input": {"p": "a.py"}}],
+        },
+    ]
+    assert transcript(turns).split("\n\n") == ["Maria: Read the models.", "assistant: Reading.\nRead p: a.py"]
+    request = llm_request(turns)
+    assert [m["role"] for m in request] == ["system", "user"] and request[1]["content"] == transcript(turns)

@@ -48,6 +48,7 @@ def test_llm_answer_is_parsed_even_in_a_code_fence():
     ("answer", "error"),
     [
         ("not json", "not JSON"),
+        ("[]", "the LLM summary is not a JSON object"),
         ('{"decisions": []}', 'no "summary" string'),
         ('{"summary": "S", "decisions": "one"}', '"decisions" is not a list of strings'),
     ],

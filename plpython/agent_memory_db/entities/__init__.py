@@ -3,6 +3,7 @@
   normalize.py  the key a name is stored under (normalize_entity) and its alias (canonical_name)
   extract.py    the deterministic extractor: handles, tags, URLs, paths, code, titles, tools, names
   names.py      the built-in word lists the extractor reads (tools, first names, places, stop words)
+  llm.py        the llm extractor: the chat request and the reading of its answer
 
 This file holds what they share: the twelve types, the Entity record, and the merge of mentions.
 """
