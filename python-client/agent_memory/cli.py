@@ -154,6 +154,8 @@ def _recall_filters(args: argparse.Namespace) -> dict[str, Any]:
         "since": args.since,
         "until": args.until,
         "source": args.source,
+        "entities": args.entity,
+        "entity_mode": "all" if args.entity and args.all_entities else None,
         "weights": _json_argument(args.weights, "--weights"),
     }
     return {key: value for key, value in filters.items() if value is not None}
@@ -437,6 +439,10 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--since", type=datetime.fromisoformat, help="only turns at or after (ISO 8601)")
         sub.add_argument("--until", type=datetime.fromisoformat, help="only turns before (ISO 8601)")
         sub.add_argument("--source", help="only sessions from this source")
+        sub.add_argument(
+            "--entity", action="append", help="an entity the query is about, lifting turns that mention it (repeatable)"
+        )
+        sub.add_argument("--all-entities", action="store_true", help="only sessions that mention every --entity")
         sub.add_argument("--weights", help="per-call settings as JSON, e.g. '{\"weight_dense\": 0.8}'")
         if name == "recall":
             sub.add_argument("-k", type=int, default=10, help="how many results (default 10)")

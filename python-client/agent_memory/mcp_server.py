@@ -63,6 +63,11 @@ AgentFilter = Annotated[
 Since = Annotated[datetime | None, Field(description="only turns at or after this time (ISO 8601)")]
 Until = Annotated[datetime | None, Field(description="only turns before this time (ISO 8601)")]
 Source = Annotated[str | None, Field(description="only sessions from this source, e.g. 'claude-code'")]
+Entities = Annotated[
+    list[str] | None,
+    Field(description="entities the query is about (names or aliases): turns mentioning them rank higher"),
+]
+EveryEntity = Annotated[bool, Field(description="only sessions that mention every one of entities")]
 Budget = Annotated[int | None, Field(ge=100, le=1000000, description="character budget (default: the setting)")]
 EntityName = Annotated[str, Field(description="the entity's name or an alias, e.g. 'Postgres' or 'Ana'")]
 
@@ -309,12 +314,24 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
         since: Since = None,
         until: Until = None,
         source: Source = None,
+        entities: Entities = None,
+        every_entity: EveryEntity = False,
     ) -> Annotated[CallToolResult, Recalled]:
         """The remembered conversation turns that best answer the query, best first. Each hit has its
         turn_id (for feedback), session_id, speaker, time and content; sessions holds the summary of each
         session once. Without a filter, hits also name their agent."""
         agent = agent_id or default_agent
-        hits = memory.recall(query, k=k, level=level, agent_id=agent, since=since, until=until, source=source)
+        hits = memory.recall(
+            query,
+            k=k,
+            level=level,
+            agent_id=agent,
+            since=since,
+            until=until,
+            source=source,
+            entities=entities,
+            entity_mode="all" if every_entity else "any",
+        )
         return _answer(_recalled(hits, show_agent=agent is None))
 
     @tool(READ_ONLY)

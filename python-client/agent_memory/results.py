@@ -57,8 +57,9 @@ class Rerank(TypedDict):
 
 class Components(TypedDict):
     """Why a candidate ranked where it did: every signal of memory.signal_definitions() by name, the fused
-    score, the chunk that matched, the embedding model, the fusion method, the speakers the query named, what
-    recall had to do without (degraded), and the rerank stage (None when it is off)."""
+    score, the chunk that matched, the embedding model, the fusion method, the speakers and entities the
+    query named (or was passed), what recall had to do without (degraded), and the rerank stage (None when
+    it is off)."""
 
     signals: dict[str, Signal]
     fused: float
@@ -66,6 +67,7 @@ class Components(TypedDict):
     model: str | None
     fusion: str | None
     speakers_matched: list[str] | None
+    entities_matched: list[str] | None
     degraded: list[str] | None
     rerank: Rerank | None
 

@@ -1,5 +1,6 @@
 -- Recall, step 1: the query prepared once — settings in force, speakers it names, the text searched,
--- its lexemes with document frequencies and idf in the scope (tenant, and agent when given).
+-- its lexemes with document frequencies and idf in the scope (tenant, and agent when given), the
+-- entities it is about.
 
 -- The recall settings in force, with per-call weights (keys of memory.setting_definitions()) on top.
 create or replace function memory_internal._recall_settings(weights jsonb) returns jsonb
@@ -78,8 +79,113 @@ $$;
 comment on function memory_internal._named_period(text, date) is
 'Internal: the days a query names (first day, day after the last), relative to today; null if none.';
 
+-- The keys of the runs of one to four words of a query written as a name (capitalized, with a digit or
+-- a symbol inside, or a name of the gazetteer that is not a common word): the names it mentions
+-- entities by (agent_memory_db.entities.query).
+create or replace function memory_internal._query_entity_names(query text, gazetteer jsonb) returns text[]
+language plpython3u
+immutable strict parallel safe
+as $$
+if GD.get("agent_memory_version") is None:
+    plpy.execute("select memory_internal._load_python()")
+import json
+from agent_memory_db.entities.query import query_names
+return query_names(query, json.loads(gazetteer))
+$$;
+
+comment on function memory_internal._query_entity_names(text, jsonb) is
+'Internal: the normalized keys of the runs of one to four words of a query written as a name (the names '
+'of entities it may mention).';
+
+-- The entities a recall is about, in the scope: those the caller passed and those the query names (a run
+-- of its words written as a name that is an entity's key or alias; speaker names, matched by signal
+-- speaker, are taken out of the searched text first). Each name is a group of the keys it stands for (one
+-- per scope when no agent is given), weighted by how specific it is in the scope: ln(1 + N / n) / ln(1 + N)
+-- for n turns mentioning it among N chunks, 1 for a name said once, near 0 for one said everywhere.
+-- Their neighbours: the entities most often mentioned with them, by edge count. With entity_mode all, the
+-- sessions that mention every passed entity (none when one is unknown).
+create or replace function memory_internal._query_entities(
+    inout q memory_internal._recall_query, tenant text, agent text, entities text[], entity_mode text,
+    gazetteer jsonb
+)
+language plpgsql
+stable
+as $$
+declare
+    v_passed text [];
+    v_names text [];
+begin
+    if exists (select from unnest(entities) as e where coalesce(memory.normalize_entity(e), '') = '') then
+        raise exception 'agent_memory: entities must be names; these have nothing left once normalized: %',
+            (select string_agg(coalesce(quote_literal(e), 'null'), ', ') from unnest(entities) as e
+             where coalesce(memory.normalize_entity(e), '') = '');
+    end if;
+    v_passed := array(select distinct memory.normalize_entity(e) from unnest(entities) as e);
+    v_names := v_passed || memory_internal._query_entity_names(q.search_text, gazetteer);
+    -- Each entity found is grouped under the name that found it: its key, else the alias asked for.
+    select coalesce(array_agg(f.entity_key order by f.entity_key), '{}'),
+           coalesce(array_agg(f.name_group order by f.entity_key), '{}'),
+           coalesce(array_agg(distinct f.name), '{}')
+    into q.entity_keys, q.entity_groups, q.entity_names
+    from (
+        select e.entity_key, e.name,
+               dense_rank() over (order by case when e.normalized = any(v_names) then e.normalized else (
+                   select min(a) from unnest(e.aliases) as a where a = any(v_names)
+               ) end)::integer as name_group
+        from memory.entities as e
+        where e.tenant_id = tenant and (agent is null or e.scope = agent)
+            and (e.normalized = any(v_names) or e.aliases && v_names)
+    ) as f;
+    if cardinality(q.entity_keys) > 0 then
+        select array_agg(w.weight order by k.entity_key) into q.entity_weights
+        from unnest(q.entity_keys, q.entity_groups) as k (entity_key, name_group)
+        inner join (
+            select g.name_group,
+                   ln(1 + greatest(q.chunks_in_scope, 1) / greatest(count(distinct m.turn_key), 1))
+                   / ln(1 + greatest(q.chunks_in_scope, 1)) as weight
+            from unnest(q.entity_keys, q.entity_groups) as g (entity_key, name_group)
+            left join memory.entity_mentions as m on m.tenant_id = tenant and m.entity_key = g.entity_key
+            group by g.name_group
+        ) as w on w.name_group = k.name_group;
+        select coalesce(array_agg(x.neighbor order by x.turns desc, x.neighbor), '{}') into q.neighbor_keys
+        from (
+            select case when g.entity_a = any(q.entity_keys) then g.entity_b else g.entity_a end as neighbor,
+                   sum(g.turns) as turns
+            from memory.entity_edges as g
+            where g.tenant_id = tenant and (g.entity_a = any(q.entity_keys) or g.entity_b = any(q.entity_keys))
+            group by 1
+            order by 2 desc, 1
+            limit 10 + cardinality(q.entity_keys)
+        ) as x
+        where x.neighbor <> all(q.entity_keys);
+        q.neighbor_keys := q.neighbor_keys[1:10];
+    end if;
+    if entity_mode = 'all' and cardinality(v_passed) > 0 then
+        select coalesce(array_agg(s.session_key), '{}') into q.entity_sessions
+        from (
+            select m.session_key
+            from unnest(v_passed) as p (key)
+            inner join memory.entities as e
+                on e.tenant_id = tenant and (agent is null or e.scope = agent)
+                and (e.normalized = p.key or e.aliases @> array[p.key])
+            inner join memory.entity_mentions as m on m.tenant_id = tenant and m.entity_key = e.entity_key
+            group by m.session_key
+            having count(distinct p.key) = cardinality(v_passed)
+        ) as s;
+    end if;
+end
+$$;
+
+comment on function memory_internal._query_entities(
+    memory_internal._recall_query, text, text, text[], text, jsonb
+) is
+'Internal: the entities a recall is about (passed, or named in the query) with how specific each is in '
+'the scope, their graph neighbours, and for entity_mode all the sessions mentioning every passed one.';
+
 -- The query prepared for the candidate lists and the full-text score.
-create or replace function memory_internal._prepare_query(query text, tenant text, agent text, settings jsonb)
+create or replace function memory_internal._prepare_query(
+    query text, tenant text, agent text, settings jsonb, entities text[], entity_mode text
+)
 returns memory_internal._recall_query
 language plpgsql
 stable
@@ -126,10 +232,11 @@ begin
             where g.df <= (settings ->> 'lexical_max_df')::bigint or g.df = (select min(m) from unnest(q.df) as m)
         ), ' | ')::tsquery;
     end if;
+    q := memory_internal._query_entities(q, tenant, agent, entities, entity_mode, settings -> 'entity_gazetteer');
     return q;
 end
 $$;
 
-comment on function memory_internal._prepare_query(text, text, text, jsonb) is
-'Internal: a recall query prepared once (text searched, speakers named, lexemes with df and idf in scope, '
-'the period it names).';
+comment on function memory_internal._prepare_query(text, text, text, jsonb, text[], text) is
+'Internal: a recall query prepared once (text searched, speakers and entities named, lexemes with df '
+'and idf in scope, the period it names).';

@@ -3,41 +3,22 @@
 -- large ones), and the best chunks of the top session_candidates sessions by summary full text and by
 -- session vector. Every candidate is then scored on every signal, whichever list brought it.
 
--- Whether a turn mentions the entities (as a whole word in its text, or as its speaker): any or all.
-create or replace function memory_internal._matches_entities(content text, speaker text, entities text[], mode text)
-returns boolean
-language sql
-immutable parallel safe
-as $$
-    select entities is null or cardinality(entities) = 0 or (
-        select case when mode = 'all' then bool_and(m.hit) else bool_or(m.hit) end
-        from (
-            select coalesce(lower(speaker) = lower(e), false)
-                   or content ~* ('\m' || regexp_replace(e, '([.*+?^${}()|\[\]\\])', '\\\1', 'g') || '\M') as hit
-            from unnest(entities) as e
-        ) as m
-    )
-$$;
-
-comment on function memory_internal._matches_entities(text, text, text[], text) is
-'Internal: whether a turn names any (or all) of the entities, in its text or as its speaker.';
-
--- One row when a turn passes recall's filters on event time, source and entities, none otherwise. Used as
--- `cross join lateral memory_internal._turn_filter(...)`: the planner inlines it, a filter not given folds away,
--- and with it the lookup it needs (a scalar function with subqueries could not be inlined).
+-- One row when a turn passes recall's filters on event time, source and sessions (entity_mode all: the
+-- sessions that mention every entity), none otherwise. Used as `cross join lateral
+-- memory_internal._turn_filter(...)`: the planner inlines it, a filter not given folds away, and with it the
+-- lookup it needs (a scalar function with subqueries could not be inlined).
 create or replace function memory_internal._turn_filter(
-    tenant text, turn bigint, session bigint, since timestamptz, until timestamptz, source text,
-    entities text[], entity_mode text
+    tenant text, turn bigint, session bigint, since timestamptz, until timestamptz, source text, sessions bigint[]
 ) returns setof boolean
 language sql
 stable
 as $$
     select true
-    where (since is null and until is null and entities is null or exists (
+    where (sessions is null or session = any(sessions))
+        and (since is null and until is null or exists (
                 select from memory.turns as t
                 where t.tenant_id = tenant and t.turn_key = turn
                     and (since is null or t.created_at >= since) and (until is null or t.created_at <= until)
-                    and (entities is null or memory_internal._matches_entities(t.content, t.name, entities, entity_mode))
             ))
         and (source is null or exists (
                 select from memory.sessions as s
@@ -45,13 +26,16 @@ as $$
             ))
 $$;
 
-comment on function memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, text[], text) is
-'Internal: one row when a turn passes recall''s time, source and entity filters (null filters pass).';
+comment on function memory_internal._turn_filter(
+    text, bigint, bigint, timestamptz, timestamptz, text, bigint[]
+) is
+'Internal: one row when a turn passes recall''s time, source and session filters (null filters pass).';
 
 -- The statement of a nearest-vector list over chunk_embeddings or session_embeddings ("e"): the query
--- vector is $1, the tenant $2, the list's length $9 (other filters' parameters as memory_internal._candidate_chunks
--- passes them). Exact search sorts every distance ("+ 0" keeps the HNSW index out); otherwise the partial
--- HNSW index of the model serves the order (with iterative scan, so filters do not starve the list).
+-- vector is $1, the tenant $2, the list's length $8 (other filters' parameters as
+-- memory_internal._candidate_chunks passes them). Exact search sorts every distance ("+ 0" keeps the HNSW
+-- index out); otherwise the partial HNSW index of the model serves the order (with iterative scan, so
+-- filters do not starve the list).
 create or replace function memory_internal._nearest_sql(
     relation text, keys text[], model text, dimensions integer, exact boolean, filter text
 ) returns text
@@ -60,7 +44,7 @@ immutable
 as $$
 begin
     return format(
-        'select %s from (select %s from memory.%I as e where e.model = %L and e.tenant_id = $2 %s order by %s limit $9) as n',
+        'select %s from (select %s from memory.%I as e where e.model = %L and e.tenant_id = $2 %s order by %s limit $8) as n',
         (select string_agg(format('array_agg(n.%I)', k), ', ') from unnest(keys) as k),
         (select string_agg(format('e.%I', k), ', ') from unnest(keys) as k),
         relation, model, coalesce(filter, ''),
@@ -75,8 +59,8 @@ comment on function memory_internal._nearest_sql(text, text[], text, integer, bo
 
 -- Every candidate chunk of a recall: the union of the full-text, vector and session lists.
 create or replace function memory_internal._candidate_chunks(
-    tenant text, agent_id text, since timestamptz, until timestamptz, source text, entities text[],
-    entity_mode text, settings jsonb, q memory_internal._recall_query, query_vector vector, recall_model text
+    tenant text, agent_id text, since timestamptz, until timestamptz, source text, settings jsonb,
+    q memory_internal._recall_query, query_vector vector, recall_model text
 ) returns table (turn_key bigint, chunk_no integer)
 language plpgsql
 volatile
@@ -101,7 +85,7 @@ begin
             select c.turn_key, c.chunk_no
             from memory.chunks as c
             cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until,
-                                                   _candidate_chunks.source, entities, entity_mode)
+                                                            _candidate_chunks.source, q.entity_sessions)
             cross join lateral memory_internal._chunk_bm25(c.tsv, c.length, c.context_length, q.lexemes, q.idf, v_k1, v_b,
                                                   q.avg_length, v_context_weight) as s
             where c.tenant_id = tenant and c.tsv @@ q.generating
@@ -121,20 +105,22 @@ begin
         execute memory_internal._nearest_sql(
             'chunk_embeddings', array['turn_key', 'chunk_no'], recall_model, vector_dims(query_vector), v_exact,
             case when coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is not null
-                      or since is not null or until is not null or entities is not null then $filter$
+                      or since is not null or until is not null or q.entity_sessions is not null then $filter$
                 and exists (
                     select from memory.chunks as c
-                    cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, $4, $5, $6, $7, $8)
+                    cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, $4, $5, $6, $7)
                     where c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no
                         and ($3 is null or c.agent_id = $3)
                 )$filter$
             end
         ) into v_dense_keys, v_dense_chunks
         using query_vector, tenant, _candidate_chunks.agent_id, since, until, _candidate_chunks.source,
-              entities, entity_mode, v_candidates;
+              q.entity_sessions, v_candidates;
         execute memory_internal._nearest_sql(
             'session_embeddings', array['session_key'], recall_model, vector_dims(query_vector), v_exact,
-            case when coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is not null then $filter$
+            case when coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is not null
+                      or q.entity_sessions is not null then $filter$
+                and ($7 is null or e.session_key = any($7))
                 and exists (
                     select from memory.sessions as s
                     where s.tenant_id = e.tenant_id and s.session_key = e.session_key
@@ -143,7 +129,7 @@ begin
             end
         ) into v_vector_sessions
         using query_vector, tenant, _candidate_chunks.agent_id, since, until, _candidate_chunks.source,
-              entities, entity_mode, (settings ->> 'session_candidates')::integer;
+              q.entity_sessions, (settings ->> 'session_candidates')::integer;
     end if;
 
     return query
@@ -159,6 +145,7 @@ begin
         (
             select m.session_key from memory.summaries as m
             where m.tenant_id = tenant and q.tsquery is not null and m.tsv @@ q.tsquery
+                and (q.entity_sessions is null or m.session_key = any(q.entity_sessions))
                 and (coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is null or exists (
                     select from memory.sessions as s
                     where s.tenant_id = m.tenant_id and s.session_key = m.session_key
@@ -174,7 +161,7 @@ begin
     cross join lateral (
         select c.turn_key, c.chunk_no from memory.chunks as c
         cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until, null,
-                                               entities, entity_mode)
+                                                        q.entity_sessions)
         left join memory.chunk_embeddings as e
             on c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no and e.model = recall_model
         where c.tenant_id = tenant and c.session_key = found.session_key
@@ -187,6 +174,6 @@ end
 $$;
 
 comment on function memory_internal._candidate_chunks(
-    text, text, timestamptz, timestamptz, text, text[], text, jsonb, memory_internal._recall_query, vector, text
+    text, text, timestamptz, timestamptz, text, jsonb, memory_internal._recall_query, vector, text
 ) is
 'Internal: every candidate chunk of a recall (full-text, vector and session lists).';

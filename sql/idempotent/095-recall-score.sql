@@ -64,7 +64,7 @@ chunk_values as (
     cross join lateral (
         select row(f.turn_key, f.session_key, f.chunk_no, f.position, f.role, f.name, f.created_at, null, f.trust,
                    f.access_count, f.bm25, f.cosine, f.context_cosine, f.context_similarity,
-                   null, null, null, null, null, null, null, null, null)::memory.recall_candidate as c
+                   null, null, null, null, null, null, null, null, null, null, null)::memory.recall_candidate as c
     ) as k
     cross join lateral unnest(array[%1$s]::double precision [], $8::double precision [])
         with ordinality as v (value, weight, n)
@@ -161,7 +161,23 @@ described as materialized (
            case when ($4).period is not null then
                extract(epoch from greatest(lower(($4).period) - sc.created_at, sc.created_at - upper(($4).period),
                                            interval '0')) / 86400.0
-           end as days_from_period
+           end as days_from_period,
+           -- The recall's entities (each name a group of keys) the turn mentions, each by how specific it
+           -- is in the scope, over the number of names.
+           case when cardinality(($4).entity_keys) > 0 then (
+               select coalesce(sum(n.weight), 0) / (select max(g) from unnest(($4).entity_groups) as g)
+               from (
+                   select distinct g.name_group, g.weight
+                   from memory.entity_mentions as m
+                   inner join unnest(($4).entity_keys, ($4).entity_groups, ($4).entity_weights)
+                       as g (entity_key, name_group, weight) on g.entity_key = m.entity_key
+                   where m.tenant_id = $1 and m.turn_key = sc.turn_key and m.entity_key = any(($4).entity_keys)
+               ) as n
+           ) else 0 end as entities_mentioned,
+           cardinality(($4).neighbor_keys) > 0 and exists (
+               select from memory.entity_mentions as m
+               where m.tenant_id = $1 and m.turn_key = sc.turn_key and m.entity_key = any(($4).neighbor_keys)
+           ) as neighbor_mentioned
     from scored as sc
 ),
 -- Every boost signal of each turn, added up in the turn's own row (a few values: no join back needed).
@@ -176,7 +192,8 @@ final as (
         select row(d.turn_key, d.session_key, d.chunk_no, d.position, d.role, d.name, d.created_at, d.age_days,
                    d.trust, d.access_count, d.bm25, d.cosine, d.context_cosine, d.context_similarity, d.fused,
                    d.session_best, d.previous_fused, d.next_fused, d.summary_z, d.session_vector_z, d.speaker_named,
-                   d.holds_open_loop, d.days_from_period)::memory.recall_candidate as c
+                   d.holds_open_loop, d.days_from_period, d.entities_mentioned,
+                   d.neighbor_mentioned)::memory.recall_candidate as c
     ) as k
     cross join lateral (
         select coalesce(sum(v.weight * coalesce(v.value, 0)), 0) as boost,
@@ -265,7 +282,7 @@ begin
     if since is not null and until is not null and since > until then
         raise exception 'agent_memory: since (%) is after until (%)', since, until;
     end if;
-    v_q := memory_internal._prepare_query(query, v_tenant, agent_id, v_cfg);
+    v_q := memory_internal._prepare_query(query, v_tenant, agent_id, v_cfg, entities, entity_mode);
 
     -- Vectors: the query embedded in the database (or given), against the model recall may use.
     select * into v_model from memory_internal._embedding_model(v_cfg);
@@ -298,13 +315,14 @@ begin
     end if;
 
     select array_agg(c.turn_key), array_agg(c.chunk_no) into v_keys, v_chunks
-    from memory_internal._candidate_chunks(v_tenant, agent_id, since, until, source, entities, entity_mode, v_cfg, v_q,
-                                  v_vector, v_recall_model) as c;
+    from memory_internal._candidate_chunks(v_tenant, agent_id, since, until, source, v_cfg, v_q, v_vector,
+                                           v_recall_model) as c;
 
     select * into v_fusion from memory_internal._signal_calls('fusion', v_cfg);
     select * into v_boost from memory_internal._signal_calls('boost', v_cfg);
     v_context := jsonb_build_object(
         'model', v_recall_model, 'fusion', v_cfg ->> 'fusion', 'speakers_matched', to_jsonb(v_q.speakers),
+        'entities_matched', to_jsonb(v_q.entity_names),
         'degraded', to_jsonb(v_degraded), 'signals', to_jsonb(v_fusion.names || v_boost.names),
         'fusion_signals', cardinality(v_fusion.names), 'weights', to_jsonb(v_fusion.weights || v_boost.weights),
         'rerank', v_cfg ->> 'rerank'

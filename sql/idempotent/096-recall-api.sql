@@ -27,6 +27,7 @@ as $$
         'model', context -> 'model',
         'fusion', context -> 'fusion',
         'speakers_matched', context -> 'speakers_matched',
+        'entities_matched', context -> 'entities_matched',
         'degraded', context -> 'degraded',
         'rerank', case when context ->> 'rerank' <> 'none' then jsonb_build_object(
             'score', round(rerank_score::numeric, 6), 'error', rerank_error
@@ -116,7 +117,8 @@ comment on function memory.recall(
 is 'The turns (level turn) or sessions (level session, with their best turn) that best answer a query, best '
 'first: full-text (BM25) and vector scores of each turn''s best chunk fused, plus the boost signals of '
 'memory.signal_definitions(), and an optional rerank stage (setting rerank). Filters: agent_id, '
-'since/until (event time), source, entities (any/all). weights: per-call settings, e.g. '
+'since/until (event time), source. entities: names the recall is about, besides those the query names '
+'(signal entity); entity_mode all keeps to sessions that mention every one. weights: per-call settings, e.g. '
 '''{"weight_dense": 0.5}''. query_vector: for callers that embed themselves. components shows every '
 'signal''s value, weight and contribution.';
 

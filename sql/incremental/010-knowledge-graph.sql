@@ -77,3 +77,24 @@ select pg_catalog.pg_extension_config_dump('memory.entity_states_state_key_seq',
 
 -- The llm extractor: mentions are read from the model's answer for the session, or by the rules.
 drop function if exists memory_internal._extract_mentions(jsonb, jsonb);
+
+-- Entity-aware recall: the prepared query carries the entities the recall is about (named in the query
+-- or passed), their graph neighbours and, for entity_mode all, the sessions that mention every passed
+-- one; a candidate carries how much of them its turn mentions. The regex filter over turn text goes.
+create index entities_by_name on memory.entities (tenant_id, normalized);
+alter type memory_internal._recall_query add attribute entity_keys bigint[];
+alter type memory_internal._recall_query add attribute entity_groups integer[];
+alter type memory_internal._recall_query add attribute entity_weights double precision[];
+alter type memory_internal._recall_query add attribute entity_names text[];
+alter type memory_internal._recall_query add attribute neighbor_keys bigint[];
+alter type memory_internal._recall_query add attribute entity_sessions bigint[];
+alter type memory.recall_candidate add attribute entities_mentioned double precision;
+alter type memory.recall_candidate add attribute neighbor_mentioned boolean;
+drop function if exists memory_internal._matches_entities(text, text, text[], text);
+drop function if exists memory_internal._turn_filter(
+    text, bigint, bigint, timestamptz, timestamptz, text, text[], text
+);
+drop function if exists memory_internal._candidate_chunks(
+    text, text, timestamptz, timestamptz, text, text[], text, jsonb, memory_internal._recall_query, vector, text
+);
+drop function if exists memory_internal._prepare_query(text, text, text, jsonb);

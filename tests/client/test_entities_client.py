@@ -3,6 +3,7 @@ the MCP tools (entities, entity_neighbors, entity_state, set_entity_state), agai
 
 import asyncio
 import json
+import math
 import os
 import re
 import subprocess
@@ -201,6 +202,17 @@ def test_bad_arguments_are_invalid_input(memory, call):
         call(memory)
 
 
+def test_recall_is_entity_aware_by_name_alias_and_passed_entities(memory):
+    memory.commit("s2", [{"role": "user", "content": "Lunch is at noon on Friday."}], agent_id="coder", enrich="now")
+    (hit,) = memory.recall("what happened to postgresql?", k=1, agent_id="coder")
+    assert "Postgres" in hit.content and hit.components["entities_matched"] == ["Postgres"]
+    # Postgres is said in 2 of the agent's 4 chunks: its weight is ln(1 + 4/2) / ln(1 + 4).
+    assert hit.components["signals"]["entity"]["value"] == pytest.approx(math.log(3) / math.log(5), abs=1e-5)
+    every = memory.recall("what stays", entities=["redis", "MySQL"], entity_mode="all", agent_id="coder", k=10)
+    assert {hit.session_id for hit in every} == {"s1"}
+    assert memory.recall("what stays", entities=["Redis", "Atlantis"], entity_mode="all") == []
+
+
 # The command
 
 
@@ -251,6 +263,18 @@ def test_cli_entity_shows_its_state_now_and_then(memory, dsn):
     assert [(state["attribute"], state["value"]) for state in then] == [("database", "mysql")]
     none = run("--dsn", dsn, "entity", "billing service", "--attribute", "owner")
     assert none.stdout.strip() == "no state recorded for billing service"
+
+
+def test_cli_recall_names_entities_and_can_require_every_one(memory, dsn):
+    found = json.loads(
+        run(
+            "--dsn", dsn, "recall", "what stays", "--entity", "Redis", "--entity", "mysql", "--all-entities", "--json"
+        ).stdout
+    )
+    assert found and {hit["session_id"] for hit in found} == {"s1"}
+    assert found[0]["components"]["entities_matched"] == ["MySQL", "Redis"]
+    none = run("--dsn", dsn, "recall", "what stays", "--entity", "Atlantis", "--all-entities")
+    assert none.returncode == 0 and none.stdout.strip() == "nothing recalled"
 
 
 # The MCP tools
@@ -374,3 +398,14 @@ def test_set_entity_state_then_entity_state_over_stdio(dsn):
 def test_a_bad_type_is_refused_by_the_schema(dsn):
     _, (refused,) = mcp(dsn, ("set_entity_state", {"entity": "x", "attribute": "a", "value": 1, "type": "bogus"}))
     assert refused.is_error and "type" in refused.content[0].text
+
+
+def test_recall_over_stdio_takes_entities(memory, dsn):
+    memory.commit("s2", [{"role": "user", "content": "What stays is lunch at noon."}], agent_id="coder", enrich="now")
+    _, (docker, unknown) = mcp(
+        dsn,
+        ("recall", {"query": "what stays", "entities": ["docker"], "every_entity": True, "k": 10}),
+        ("recall", {"query": "what stays", "entities": ["Docker", "Atlantis"], "every_entity": True}),
+    )
+    assert {hit["session_id"] for hit in payload(docker)["hits"]} == {"s1"}
+    assert payload(unknown) == {"hits": []}

@@ -99,11 +99,49 @@ def test_filters_by_time_range_source_and_agent(memory):
     assert recall(memory, "alert", agent_id="someone-else") == []
 
 
-def test_entity_filter_any_and_all(memory):
-    anyone = recall(memory, "what happened", entities=["Biscuit", "Lisbon"], entity_mode="any")
-    assert {h["session_id"] for h in anyone} == {"pets", "trip"}
-    both = recall(memory, "what happened", entities=["Maria", "Biscuit"], entity_mode="all")
-    assert [h["content"] for h in both] == [PETS[0]["content"]]
+def test_an_entity_the_query_names_lifts_the_turns_that_mention_it(memory):
+    hits = recall(memory, "what happened with Biscuit", k=10)
+    assert "Biscuit" in hits[0]["content"] and hits[0]["components"]["entities_matched"] == ["Biscuit"]
+    lifted = {h["content"] for h in hits if contribution(h["components"], "entity") > 0}
+    assert lifted == {PETS[0]["content"], PETS[1]["content"]}
+    # A name said in 2 of the scope's 8 chunks weighs ln(1 + 8/2) / ln(1 + 8).
+    assert contribution(hits[0]["components"], "entity") == pytest.approx(math.log(5) / math.log(9), abs=1e-5)
+
+
+def test_a_lower_case_word_is_no_name_unless_the_gazetteer_knows_it(memory):
+    assert recall(memory, "what happened with biscuit", k=1)[0]["components"]["entities_matched"] == []
+
+
+def test_a_speaker_the_query_names_is_not_also_an_entity_of_it(memory):
+    hit = recall(memory, "What did Joe say about the alert?", k=1)[0]
+    assert hit["components"]["entities_matched"] == [] and contribution(hit["components"], "entity") == 0
+
+
+def test_passed_entities_any_lift_without_filtering(memory):
+    def ranked(**entities):
+        return [h["content"] for h in recall(memory, "where are we flying", k=10, **entities)]
+
+    lifted = recall(memory, "where are we flying", entities=["Lisbon"], entity_mode="any", k=10)
+    assert {h["session_id"] for h in lifted} == {"pets", "trip", "work"}
+    assert [h["content"] for h in lifted if contribution(h["components"], "entity") == 1] == [TRIP[0]["content"]]
+    assert ranked(entities=["Lisbon"]).index(TRIP[0]["content"]) < ranked().index(TRIP[0]["content"])
+
+
+def test_passed_entities_all_keep_to_sessions_that_mention_every_one(memory):
+    both = recall(memory, "what happened", entities=["maria", "BISCUIT"], entity_mode="all", k=10)
+    assert sorted(h["content"] for h in both) == sorted(m["content"] for m in PETS)
+    assert recall(memory, "what happened", entities=["Biscuit", "Lisbon"], entity_mode="all") == []
+    assert recall(memory, "what happened", entities=["Biscuit", "Atlantis"], entity_mode="all") == []
+
+
+def test_a_graph_neighbour_lifts_only_with_its_weight(memory):
+    # Lisbon is mentioned in a turn of Maria's: she is its neighbour, Joe is not.
+    hits = recall(memory, "Lisbon", k=10, weights=Jsonb({"weight_entity_neighbor": 0.5}))
+    values = {(h["speaker"], h["components"]["signals"]["entity_neighbor"]["value"]) for h in hits}
+    assert ("Maria", 1) in values and ("Joe", 1) not in values
+    assert all(h["speaker"] == "Maria" for h in hits if contribution(h["components"], "entity_neighbor") == 0.5)
+    unweighted = recall(memory, "Lisbon", k=10)
+    assert all(contribution(h["components"], "entity_neighbor") == 0 for h in unweighted)
 
 
 def test_a_named_speaker_lifts_their_turns(memory):
@@ -230,6 +268,7 @@ def test_explain_lists_every_candidate_with_its_ranks(memory):
         ({"k": 0}, "k must be at least 1"),
         ({"level": "word"}, "level must be turn or session"),
         ({"entity_mode": "some"}, "entity_mode must be any or all"),
+        ({"entities": [" ", "ok", "?!"]}, "nothing left once normalized: ' ', '\\?!'"),
         ({"since": "2024-02-01", "until": "2024-01-01"}, "since .* is after until"),
         ({"weights": Jsonb({"weight_bogus": 1})}, 'unknown setting "weight_bogus"'),
         ({"weights": Jsonb({"weight_dense": "high"})}, '"weight_dense" must be a JSON number'),

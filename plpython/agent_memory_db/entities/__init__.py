@@ -4,6 +4,7 @@
   extract.py    the deterministic extractor: handles, tags, URLs, paths, code, titles, tools, names
   names.py      the built-in word lists the extractor reads (tools, first names, places, stop words)
   llm.py        the llm extractor: the chat request and the reading of its answer
+  query.py      the names a recall query may mention an entity by
 
 This file holds what they share: the twelve types, the Entity record, and the merge of mentions.
 """

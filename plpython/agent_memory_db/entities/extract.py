@@ -456,7 +456,7 @@ def _scan_words(scan: _Scan) -> None:
         i += max(n, 1)
 
 
-def _known(gazetteer: Mapping[str, str] | None) -> dict[str, str]:
+def known_names(gazetteer: Mapping[str, str] | None) -> dict[str, str]:
     """The default gazetteer extended or overridden by the caller's (keys normalized here too)."""
     known = dict(DEFAULT_GAZETTEER)
     for name, kind in (gazetteer or {}).items():
@@ -516,7 +516,7 @@ def extract_entities(
     """The entities the text mentions, in order of first mention, by the rules of this module; the
     speaker, when given, is a person mentioned first. `gazetteer` maps names to types (one of TYPES)
     and extends or overrides the built-in one."""
-    scan = _Scan(drop_invisible(text), _known(gazetteer))
+    scan = _Scan(drop_invisible(text), known_names(gazetteer))
     for rule in RULES:
         rule(scan)
     if speaker and speaker.strip().lower() not in ROLES:

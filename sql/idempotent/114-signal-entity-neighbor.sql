@@ -1,0 +1,16 @@
+-- Recall signal "entity_neighbor" (boost stage): 1 when the turn mentions one of the ten entities most
+-- often mentioned together with the recall's entities (their neighbours in the co-occurrence graph,
+-- memory.entity_edges), 0 otherwise.
+create or replace function memory_internal.signal_entity_neighbor(c memory.recall_candidate, s jsonb)
+returns double precision
+language sql
+immutable parallel safe
+as $$
+    select case when (c).neighbor_mentioned then 1.0 else 0.0 end
+$$;
+
+select memory_internal._define_builtin_signal(
+    'entity_neighbor', 'boost', 'memory_internal.signal_entity_neighbor(memory.recall_candidate, jsonb)', 0.0,
+    '1 when the turn mentions one of the ten entities most often mentioned with the recall''s entities '
+    || '(graph neighbours), else 0.'
+);
