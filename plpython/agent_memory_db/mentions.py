@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from agent_memory_db import indexing
 from agent_memory_db.entities import TYPES, Entity, entity_key
 from agent_memory_db.entities.extract import extract_entities
-from agent_memory_db.entities.llm import llm_mentions, llm_messages
+from agent_memory_db.entities.llm import Named, llm_mentions, llm_messages
 
 MentionRow = tuple[int, str, str, str, int]  # turn_key, name as written, key, type, how often
 
@@ -41,9 +41,9 @@ def llm_request(turns: Sequence[dict]) -> list[dict]:
     return llm_messages(transcript(turns))
 
 
-def _found(turn: dict, gazetteer: Mapping[str, str], named: Sequence[Entity] | None) -> list[Entity]:
-    """What a turn mentions: by the rules, or (named: the llm's answer for the session) where the names
-    the model gave appear in its words; its speaker either way."""
+def _found(turn: dict, gazetteer: Mapping[str, str], named: Sequence[Named] | None) -> list[Entity]:
+    """What a turn mentions: by the rules, or (named: the llm's answer for the session) where a name the
+    model gave appears in its words; its speaker either way."""
     text = indexing.indexed_text(turn)
     if named is None:
         return extract_entities(text, speaker=turn.get("name"), gazetteer=gazetteer)
@@ -51,7 +51,7 @@ def _found(turn: dict, gazetteer: Mapping[str, str], named: Sequence[Entity] | N
 
 
 def session_mentions(
-    turns: Sequence[dict], gazetteer: Mapping[str, str], named: Sequence[Entity] | None = None
+    turns: Sequence[dict], gazetteer: Mapping[str, str], named: Sequence[Named] | None = None
 ) -> list[MentionRow]:
     """One row per turn and entity it mentions: (turn_key, name, key, type, count)."""
     rows: list[MentionRow] = []

@@ -55,6 +55,7 @@ declare
     v_source_kind text := (select s.source from memory.sessions as s where s.tenant_id = tenant and s.session_key = session);
     v_summary record;
     v_summarized boolean := false;
+    v_named text;
     v_chunk_keys bigint [];
     v_chunk_nos integer [];
     v_chunk_texts text [];
@@ -78,8 +79,8 @@ begin
         perform memory_internal._register_model();
     end if;
 
-    -- The model and summarizer run first, so that the writes below (whose BM25 statistics rows other
-    -- workers also update) hold their locks only for the end of the transaction.
+    -- The model, the summarizer and the llm extractor run first, so that the writes below (whose BM25
+    -- statistics rows other workers also update) hold their locks only for the end of the transaction.
     select coalesce(array_agg(n.turn_key), '{}'), coalesce(array_agg(n.chunk_no), '{}'), coalesce(array_agg(n.text), '{}'),
            coalesce(array_agg(n.context), '{}'), coalesce(array_agg(n.context_turn_key), '{}')
     into v_chunk_keys, v_chunk_nos, v_chunk_texts, v_chunk_contexts, v_chunk_context_keys
@@ -104,6 +105,9 @@ begin
     ) then
         select * into v_summary from memory_internal._summarize_turns(v_turns, v_settings);
         v_summarized := true;
+    end if;
+    if v_settings ->> 'entity_extractor' = 'llm' then
+        v_named := memory_internal._llm_chat('entities', v_turns, v_settings);
     end if;
 
     -- Chunks: keep unchanged ones, replace changed ones, drop those the settings no longer produce.
@@ -155,7 +159,7 @@ begin
     end if;
 
     if v_settings ->> 'entity_extractor' <> 'none' then
-        perform memory_internal._write_mentions(tenant, session, v_turns, v_settings);
+        perform memory_internal._write_mentions(tenant, session, v_turns, v_settings, v_named);
     end if;
 
     if v_summarized then

@@ -193,8 +193,11 @@ comment on function memory_internal._extract_mentions(jsonb, jsonb, text) is
 -- A session's mentions written again where they changed: entities new to the session's agent's scope are
 -- created (in key order, so concurrent enrichments take their locks in the same order), every mention is
 -- keyed by its entity (found by key or alias), and the session's mention rows are replaced, which moves
--- the co-occurrence edges with them. Set-based: a statement per step, not per mention.
-create or replace function memory_internal._write_mentions(tenant text, session bigint, turns jsonb, settings jsonb)
+-- the co-occurrence edges with them. Set-based: a statement per step, not per mention. named: the llm
+-- extractor's answer for the session (null: the rules), asked before any write.
+create or replace function memory_internal._write_mentions(
+    tenant text, session bigint, turns jsonb, settings jsonb, named text
+)
 returns void
 language plpgsql
 as $$
@@ -219,10 +222,7 @@ begin
     from (
         select m.turn_key, m.normalized, min(m.name) as name,
                coalesce(min(m.type) filter (where m.type <> 'other'), 'other') as type, sum(m.mentions)::integer as mentions
-        from memory_internal._extract_mentions(
-            turns, settings,
-            case when settings ->> 'entity_extractor' = 'llm' then memory_internal._llm_chat('entities', turns, settings) end
-        ) as m
+        from memory_internal._extract_mentions(turns, settings, named) as m
         group by m.turn_key, m.normalized
     ) as f;
 
@@ -278,5 +278,5 @@ begin
 end
 $$;
 
-comment on function memory_internal._write_mentions(text, bigint, jsonb, jsonb) is
+comment on function memory_internal._write_mentions(text, bigint, jsonb, jsonb, text) is
 'Internal: replaces a session''s entity mentions when what its turns mention changed.';

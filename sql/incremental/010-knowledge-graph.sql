@@ -77,6 +77,7 @@ select pg_catalog.pg_extension_config_dump('memory.entity_states_state_key_seq',
 
 -- The llm extractor: mentions are read from the model's answer for the session, or by the rules.
 drop function if exists memory_internal._extract_mentions(jsonb, jsonb);
+drop function if exists memory_internal._write_mentions(text, bigint, jsonb, jsonb);
 
 -- Entity-aware recall: the prepared query carries the entities the recall is about (named in the query
 -- or passed), their graph neighbours and, for entity_mode all, the sessions that mention every passed

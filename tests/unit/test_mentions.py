@@ -1,4 +1,4 @@
-from agent_memory_db.entities import Entity
+from agent_memory_db.entities.llm import parse_llm_entities
 from agent_memory_db.mentions import llm_request, passed_entities, session_mentions, transcript
 
 
@@ -46,7 +46,10 @@ def test_with_the_llms_entities_a_turn_mentions_them_where_their_names_appear():
         },
         {"turn_key": 2, "role": "assistant", "content": "Not yet: billing services move in May.", "entities": ["Q3"]},
     ]
-    named = [Entity("billing service", "project"), Entity("Postgres", "tool"), Entity("Lisbon", "place")]
+    named = parse_llm_entities(
+        '{"entities": [{"name": "billing service", "type": "project"}, {"name": "Postgres", "type": "tool"},'
+        ' {"name": "Lisbon", "type": "place"}]}'
+    )
     assert [(turn, key, kind, count) for turn, _, key, kind, count in session_mentions(turns, {}, named)] == [
         (1, "maria", "person", 1),
         (1, "billing service", "project", 1),

@@ -3,17 +3,23 @@
 The model reads the session's transcript (each turn as "speaker: words") and answers (LLM_INSTRUCTIONS)
 with JSON {"entities": [{"name": ..., "type": ...}]}: which entities there are and of what type. Where
 they are is not asked: a turn mentions an entity as often as one of the names the model gave for it
-appears in the turn's words as a whole word, in any case (llm_mentions), so counts are exact and a
-misnumbered answer cannot put a mention in the wrong turn. A type outside the twelve is "other"; an answer
-of any other shape is a ValueError that names what is wrong.
+appears in the turn's words (llm_mentions), so counts are exact and a misnumbered answer cannot put a
+mention in the wrong turn. Names are matched in any case, as whole words in scripts written with spaces
+("Go" not in "Google"; "東京" inside "昨日東京に行った"), the longest first where names overlap ("New York
+City", not also "New York"); a name that is also a common word ("Go", "May", "Rust") only as the model
+wrote it. A type outside the twelve is "other"; an answer of any other shape is a ValueError that names
+what is wrong.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from agent_memory_db.entities import TYPES, Entity, Mention, merge_mentions
+from agent_memory_db.entities import TYPES, Entity, Mention, entity_key, merge_mentions
+from agent_memory_db.entities.names import AMBIGUOUS, STOP_WORDS
 from agent_memory_db.openai_compat import json_object
 
 LLM_INSTRUCTIONS = (
@@ -41,24 +47,49 @@ def _mention(number: int, item: object) -> Mention:
     return Mention(number, name.strip(), kind if kind in TYPES else "other")
 
 
-def parse_llm_entities(content: str) -> list[Entity]:
-    """The model's answer as Entities, merged by key like the rule extractor's (the count is how often
-    the model listed the name); a reply that is not the asked-for JSON is a ValueError."""
+@dataclass(frozen=True)
+class Named:
+    """An entity of the model's answer: merged by key like the rule extractor's (its first name, its most
+    specific type, how often the model listed it), with every name the model gave it."""
+
+    entity: Entity
+    spellings: tuple[str, ...]
+
+
+def parse_llm_entities(content: str) -> list[Named]:
+    """The model's answer as Named entities; a reply that is not the asked-for JSON is a ValueError."""
     data = json_object(content, "the LLM entities answer")
     if not isinstance(data.get("entities"), list):
         raise ValueError('the LLM entities answer has no "entities" list')
-    return merge_mentions(_mention(number, item) for number, item in enumerate(data["entities"]))
+    mentions = [_mention(number, item) for number, item in enumerate(data["entities"])]
+    spellings: dict[str, dict[str, None]] = {}
+    for mention in mentions:
+        spellings.setdefault(entity_key(mention.surface), {})[mention.surface] = None
+    return [Named(entity, tuple(spellings[entity_key(entity.name)])) for entity in merge_mentions(mentions)]
 
 
-def _pattern(name: str) -> re.Pattern[str]:
-    return re.compile(r"(?<!\w)" + re.escape(name) + r"(?!\w)", re.IGNORECASE)
+def _spaced(char: str) -> bool:
+    """Whether a name's edge character is of a script that puts spaces between words."""
+    return char.isascii() or unicodedata.name(char, "").startswith(("LATIN", "GREEK", "CYRILLIC"))
 
 
-def llm_mentions(text: str, entities: Sequence[Entity]) -> list[Entity]:
-    """The entities a turn's words mention, each with how often its name appears as a whole word."""
-    found = []
-    for entity in entities:
-        count = len(_pattern(entity.name).findall(text))
-        if count:
-            found.append(Entity(entity.name, entity.type, count))
-    return found
+def _pattern(spelling: str) -> str:
+    word = spelling.casefold()
+    body = re.escape(spelling)
+    if word not in AMBIGUOUS and word not in STOP_WORDS:
+        body = f"(?i:{body})"
+    return ("(?<!\\w)" if _spaced(spelling[0]) else "") + body + ("(?!\\w)" if _spaced(spelling[-1]) else "")
+
+
+def llm_mentions(text: str, named: Sequence[Named]) -> list[Entity]:
+    """The entities a turn's words mention, each with how often one of its names appears."""
+    by_key = {entity_key(item.entity.name): item.entity for item in named}
+    spellings = sorted({spelling for item in named for spelling in item.spellings}, key=len, reverse=True)
+    if not spellings:
+        return []
+    counts: dict[str, int] = {}
+    for match in re.finditer("|".join(map(_pattern, spellings)), text):
+        key = entity_key(match.group())
+        if key in by_key:
+            counts[key] = counts.get(key, 0) + 1
+    return [Entity(by_key[key].name, by_key[key].type, count) for key, count in counts.items()]
