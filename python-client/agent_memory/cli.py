@@ -149,6 +149,8 @@ def cmd_commit(args: argparse.Namespace) -> int:
 
 
 def _recall_filters(args: argparse.Namespace) -> dict[str, Any]:
+    if args.all_entities and not args.entity:
+        raise InvalidInput("--all-entities needs at least one --entity")
     filters = {
         "agent_id": args.agent,
         "since": args.since,

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, TypeVar, cast
 from agent_memory import results
 from agent_memory.calls import Kind, Level
 from agent_memory.client import Memory
-from agent_memory.errors import AgentMemoryError
+from agent_memory.errors import AgentMemoryError, InvalidInput
 from agent_memory.formatting import ranks, signals
 
 try:  # the SDK is an optional dependency
@@ -320,6 +320,8 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
         """The remembered conversation turns that best answer the query, best first. Each hit has its
         turn_id (for feedback), session_id, speaker, time and content; sessions holds the summary of each
         session once. Without a filter, hits also name their agent."""
+        if every_entity and not entities:
+            raise InvalidInput("every_entity needs entities: the names every session must mention")
         agent = agent_id or default_agent
         hits = memory.recall(
             query,

@@ -135,6 +135,8 @@ begin
         from memory.entities as e
         where e.tenant_id = tenant and (agent is null or e.scope = agent)
             and (e.normalized = any(v_names) or e.aliases && v_names)
+            -- An entity no turn mentions (one kept for its state alone) lifts nothing.
+            and exists (select from memory.entity_mentions as m where m.tenant_id = tenant and m.entity_key = e.entity_key)
     ) as f;
     if cardinality(q.entity_keys) > 0 then
         select array_agg(w.weight order by k.entity_key) into q.entity_weights

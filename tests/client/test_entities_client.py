@@ -275,6 +275,8 @@ def test_cli_recall_names_entities_and_can_require_every_one(memory, dsn):
     assert found[0]["components"]["entities_matched"] == ["MySQL", "Redis"]
     none = run("--dsn", dsn, "recall", "what stays", "--entity", "Atlantis", "--all-entities")
     assert none.returncode == 0 and none.stdout.strip() == "nothing recalled"
+    alone = run("--dsn", dsn, "recall", "what stays", "--all-entities")
+    assert alone.returncode == 1 and "--all-entities needs at least one --entity" in alone.stderr
 
 
 # The MCP tools
@@ -402,10 +404,12 @@ def test_a_bad_type_is_refused_by_the_schema(dsn):
 
 def test_recall_over_stdio_takes_entities(memory, dsn):
     memory.commit("s2", [{"role": "user", "content": "What stays is lunch at noon."}], agent_id="coder", enrich="now")
-    _, (docker, unknown) = mcp(
+    _, (docker, unknown, none) = mcp(
         dsn,
         ("recall", {"query": "what stays", "entities": ["docker"], "every_entity": True, "k": 10}),
         ("recall", {"query": "what stays", "entities": ["Docker", "Atlantis"], "every_entity": True}),
+        ("recall", {"query": "what stays", "every_entity": True}),
     )
     assert {hit["session_id"] for hit in payload(docker)["hits"]} == {"s1"}
     assert payload(unknown) == {"hits": []}
+    assert none.is_error and "every_entity needs entities" in none.content[0].text

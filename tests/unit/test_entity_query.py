@@ -21,17 +21,24 @@ def test_digits_and_symbols_inside_make_a_name():
     assert {"app.route", "flask-login", "gpt-4", "2024"} <= set(names) and "change" not in names
 
 
+def test_the_capital_that_starts_a_sentence_is_no_sign_of_a_name():
+    assert query_names("Meeting notes from the launch? Project plans too. I think so") == []
+    names = query_names("Grand Canyon trip? Rust or Flask. Oscar hid a bone. Lisbon")
+    assert {"grand canyon", "canyon", "rust", "flask", "oscar", "lisbon"} <= set(names)
+    assert not any("?" in name or "." in name or "trip rust" in name for name in names)
+
+
 def test_possessives_punctuation_and_look_alikes_are_normalized():
-    names = query_names("What is Caroline's plan for «Project Atlas»?")
-    assert "caroline" in names and "project atlas" in names
+    names = query_names("What is Caroline's plan for «Project Atlas»? Ask Caroline's.")
+    assert "caroline" in names and "project atlas" in names and "caroline's" not in names
     assert "docker" in query_names("is D\u043ecker up")  # Cyrillic o
 
 
 def test_single_characters_and_empty_queries_give_nothing():
     names = query_names("I a ? X")
-    assert names and "i" not in names and "x" not in names and all(len(name) >= 2 for name in names)
+    assert "i" not in names and "x" not in names and all(len(name) >= 2 for name in names)
     assert query_names("") == [] and query_names("   ") == []
 
 
 def test_keys_are_distinct_in_order_of_first_word():
-    assert query_names("Rust and Rust") == ["rust", "rust and", "rust and rust", "and rust"]
+    assert query_names("Rust and Rust") == ["rust", "rust and rust", "and rust"]
