@@ -46,6 +46,7 @@ specific type, the count of mentions; keys under two characters are dropped; at 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -176,10 +177,10 @@ class Word:
 class _Scan:
     """The text, which of its characters a rule has claimed, and the mentions found so far."""
 
-    def __init__(self, text: str, known: Mapping[str, str]) -> None:
+    def __init__(self, text: str, known: Mapping[str, str], longest: int) -> None:
         self.text = text
         self.known = known
-        self.longest = min(MAX_GAZETTEER_WORDS, max(key.count(" ") + 1 for key in known))
+        self.longest = longest  # the most words of a gazetteer name
         self.taken = bytearray(len(text))
         self.mentions: list[Mention] = []
 
@@ -458,14 +459,21 @@ def _scan_words(scan: _Scan) -> None:
 
 def known_names(gazetteer: Mapping[str, str] | None) -> dict[str, str]:
     """The default gazetteer extended or overridden by the caller's (keys normalized here too)."""
+    return dict(_known(tuple(sorted((gazetteer or {}).items())))[0])
+
+
+@functools.lru_cache(maxsize=64)
+def _known(gazetteer: tuple[tuple[str, str], ...]) -> tuple[dict[str, str], int]:
+    """known_names of a gazetteer, and the most words of one of its names: made once per gazetteer, not
+    once per turn."""
     known = dict(DEFAULT_GAZETTEER)
-    for name, kind in (gazetteer or {}).items():
+    for name, kind in gazetteer:
         if kind not in TYPES:
             raise ValueError(f"the gazetteer gives {name!r} the type {kind!r}, which is not one of {', '.join(TYPES)}")
         if not entity_key(name):
             raise ValueError(f"the gazetteer name {name!r} is empty once normalized")
         known[entity_key(name)] = kind
-    return known
+    return known, min(MAX_GAZETTEER_WORDS, max(key.count(" ") + 1 for key in known))
 
 
 def _scan_fences(scan: _Scan) -> None:
@@ -516,7 +524,8 @@ def extract_entities(
     """The entities the text mentions, in order of first mention, by the rules of this module; the
     speaker, when given, is a person mentioned first. `gazetteer` maps names to types (one of TYPES)
     and extends or overrides the built-in one."""
-    scan = _Scan(drop_invisible(text), known_names(gazetteer))
+    known, longest = _known(tuple(sorted((gazetteer or {}).items())))
+    scan = _Scan(drop_invisible(text), known, longest)
     for rule in RULES:
         rule(scan)
     if speaker and speaker.strip().lower() not in ROLES:

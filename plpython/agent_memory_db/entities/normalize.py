@@ -29,6 +29,7 @@ Aliases are not applied here: canonical_name(key) maps a normalized key to its c
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -212,8 +213,10 @@ def _meaningful(char: str) -> bool:
     return unicodedata.category(char)[0] in "LN" or unicodedata.category(char) == "So"
 
 
+@functools.lru_cache(maxsize=65536)
 def normalize_entity(text: str) -> str:
-    """The key an entity is stored under (see the module's rules); "" when nothing is left."""
+    """The key an entity is stored under (see the module's rules); "" when nothing is left. Memoized: the
+    same words come back turn after turn."""
     text = unicodedata.normalize("NFKC", drop_invisible(text))
     text = LETTER_RUN.sub(_unspoof_word, text)
     text = DOTTED_I.sub("i", unicodedata.normalize("NFKC", text.casefold()))
