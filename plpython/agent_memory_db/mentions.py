@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from agent_memory_db import indexing
-from agent_memory_db.entities import TYPES, Entity, entity_key
-from agent_memory_db.entities.extract import extract_entities
+from agent_memory_db.entities import TYPES, Entity, entity_key, merge_mentions
+from agent_memory_db.entities.extract import extract_entities, speaker_mentions
 from agent_memory_db.entities.llm import Named, llm_mentions, llm_messages
 
 MentionRow = tuple[int, str, str, str, int]  # turn_key, name as written, key, type, how often
@@ -47,7 +47,7 @@ def _found(turn: dict, gazetteer: Mapping[str, str], named: Sequence[Named] | No
     text = indexing.indexed_text(turn)
     if named is None:
         return extract_entities(text, speaker=turn.get("name"), gazetteer=gazetteer)
-    return extract_entities("", speaker=turn.get("name")) + llm_mentions(text, named)
+    return merge_mentions(speaker_mentions(turn.get("name"))) + llm_mentions(text, named)
 
 
 def session_mentions(

@@ -167,9 +167,7 @@ begin
         from (
             select m.session_key
             from unnest(v_passed) as p (key)
-            inner join memory.entities as e
-                on e.tenant_id = tenant and (agent is null or e.scope = agent)
-                and (e.normalized = p.key or e.aliases @> array[p.key])
+            cross join lateral unnest(memory_internal._entity_keys(p.key, agent)) as e (entity_key)
             inner join memory.entity_mentions as m on m.tenant_id = tenant and m.entity_key = e.entity_key
             group by m.session_key
             having count(distinct p.key) = cardinality(v_passed)

@@ -345,3 +345,6 @@ def test_the_llm_extractor_is_the_administrators_choice(db, http_stub):
     )
     with pytest.raises(psycopg.Error, match="entity extraction is not configured"):
         db.execute("select memory_internal._llm_chat('entities', '[]', memory_internal._settings_json())")
+    db.rollback()
+    with pytest.raises(psycopg.Error, match="no chat request for purpose 'poem'"):
+        db.execute("select memory_internal._llm_chat('poem', '[]', memory_internal._settings_json())")

@@ -528,6 +528,9 @@ def extract_entities(
     scan = _Scan(drop_invisible(text), known, longest)
     for rule in RULES:
         rule(scan)
-    if speaker and speaker.strip().lower() not in ROLES:
-        scan.mentions.append(Mention(-1, speaker, "person"))
-    return merge_mentions(scan.mentions, scan.known)
+    return merge_mentions(scan.mentions + speaker_mentions(speaker), scan.known)
+
+
+def speaker_mentions(speaker: str | None) -> list[Mention]:
+    """The speaker of a turn as a person it mentions, first; none for a bare role ("user", "assistant")."""
+    return [Mention(-1, speaker, "person")] if speaker and speaker.strip().lower() not in ROLES else []
