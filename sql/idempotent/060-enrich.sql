@@ -183,6 +183,8 @@ comment on function memory_internal._enrich_session(text, bigint) is
 'Internal: enriches one session (chunks, embeddings, summary, session embedding), skipping unchanged work.';
 
 -- The session's vector: the normalized mean of its chunks' vectors under one model (no model call).
+-- Each chunk's vector is looked up by its whole key (a lateral subquery the limit keeps from being
+-- flattened): a join planned on a tenant's first, unanalyzed rows scanned all its vectors per chunk.
 create or replace function memory_internal._embed_session(tenant text, session bigint, model text) returns void
 language sql
 as $$
@@ -191,9 +193,13 @@ as $$
            sha256(string_agg(c.text_sha256, '' order by c.turn_key, c.chunk_no)),
            l2_normalize(avg(ce.embedding))
     from memory.chunks as c
-    inner join memory.chunk_embeddings as ce
-        on c.tenant_id = ce.tenant_id and c.turn_key = ce.turn_key and c.chunk_no = ce.chunk_no
-    where c.tenant_id = tenant and c.session_key = session and ce.model = _embed_session.model
+    cross join lateral (
+        select e.embedding from memory.chunk_embeddings as e
+        where e.tenant_id = c.tenant_id and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no
+            and e.model = _embed_session.model
+        limit 1
+    ) as ce
+    where c.tenant_id = tenant and c.session_key = session
     having count(*) > 0
     on conflict on constraint session_embeddings_pkey do update
     set text_sha256 = excluded.text_sha256, embedding = excluded.embedding
