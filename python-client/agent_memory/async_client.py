@@ -3,7 +3,7 @@ same rules for the connection and for agent_id (see agent_memory.client)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any, TypeVar, Unpack
@@ -14,7 +14,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 
 from agent_memory import calls, results
-from agent_memory.calls import Enrich, JsonInput, Kind, Message
+from agent_memory.calls import JsonInput, Message
 from agent_memory.client import RESET_TENANT, SET_TENANT, pool_timeout, pool_unavailable, resolve_dsn
 from agent_memory.errors import from_connect, from_psycopg
 from agent_memory.results import EntityType
@@ -117,17 +117,27 @@ class AsyncMemory:
         """See Memory.feedback."""
         return await self._run(calls.feedback(turn_id, helpful, query, note))
 
-    async def remember(
-        self,
-        content: str,
-        *,
-        kind: Kind | None = None,
-        agent_id: str | None = None,
-        metadata: Mapping[str, JsonInput] | None = None,
-        enrich: Enrich | None = None,
-    ) -> results.Remembered:
+    async def remember(self, content: str, **options: Unpack[calls.MemoryOptions]) -> results.Remembered:
         """See Memory.remember."""
-        return await self._run(calls.remember(content, kind, agent_id, metadata, enrich))
+        return await self._run(calls.remember(content, options))
+
+    async def get(
+        self, key: str, *, agent_id: str | None = None, as_of: datetime | None = None
+    ) -> list[results.MemoryItem]:
+        """See Memory.get."""
+        return await self._run(calls.get(key, agent_id, as_of))
+
+    async def memories(self, **filters: Unpack[calls.MemoryFilters]) -> list[results.MemoryItem]:
+        """See Memory.memories."""
+        return await self._run(calls.memories(filters))
+
+    async def resolve(self, memory_id: int) -> results.MemoryItem:
+        """See Memory.resolve."""
+        return await self._run(calls.end_memory("resolve", memory_id))
+
+    async def retract(self, memory_id: int) -> results.MemoryItem:
+        """See Memory.retract."""
+        return await self._run(calls.end_memory("retract", memory_id))
 
     async def bootstrap(
         self, *, agent_id: str | None = None, max_chars: int | None = None, sessions: int | None = None

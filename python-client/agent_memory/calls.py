@@ -22,7 +22,7 @@ from agent_memory.results import EntityType
 # The closed sets the SQL functions check, as types (a wrong value fails the type check, not only the call).
 Level: TypeAlias = Literal["turn", "session"]
 Enrich: TypeAlias = Literal["queue", "now", "none"]
-Kind: TypeAlias = Literal["fact", "preference", "rule", "decision", "event", "observation", "skill"]
+Kind: TypeAlias = Literal["fact", "preference", "rule", "decision", "skill", "event", "observation", "task"]
 EntityMode: TypeAlias = Literal["any", "all"]
 # JSON the caller passes (metadata, weights): any mapping or sequence of JSON values.
 JsonInput: TypeAlias = Mapping[str, "JsonInput"] | Sequence["JsonInput"] | str | int | float | bool | None
@@ -144,22 +144,55 @@ def feedback(turn_id: int, helpful: bool, query: str | None, note: str | None) -
     return function("feedback", _one(results.Feedback), turn_id=turn_id, helpful=helpful, query=query, note=note)
 
 
-def remember(
-    content: str,
-    kind: Kind | None,
-    agent_id: str | None,
-    metadata: Mapping[str, JsonInput] | None,
-    enrich: Enrich | None,
-) -> Call[results.Remembered]:
-    return function(
-        "remember",
-        _one(results.Remembered),
-        content=content,
-        kind=kind,
-        agent_id=agent_id,
-        metadata=_jsonb(metadata),
-        enrich=enrich,
-    )
+class MemoryOptions(TypedDict, total=False):
+    """What memory.remember takes besides the words (each None or left out: the database's default)."""
+
+    kind: Kind | None
+    agent_id: str | None
+    metadata: Mapping[str, JsonInput] | None
+    enrich: Enrich | None
+    key: str | None
+    subjects: Sequence[str] | None
+    tags: Sequence[str] | None
+    importance: float | None
+    confidence: float | None
+    valid_from: datetime | None
+    evidence: Sequence[int] | None
+    status: Literal["active", "ongoing"] | None
+
+
+class MemoryFilters(TypedDict, total=False):
+    """memory.memories' filters (each None or left out: no filter, or the database's default)."""
+
+    kind: Kind | None
+    agent_id: str | None
+    subject: str | None
+    tag: str | None
+    search: str | None
+    status: results.MemoryStatus | None
+    as_of: datetime | None
+    k: int | None
+
+
+def remember(content: str, options: MemoryOptions) -> Call[results.Remembered]:
+    given: dict[str, Any] = dict(options)
+    for name in ("subjects", "tags", "evidence"):
+        if given.get(name) is not None:
+            given[name] = list(given[name])
+    given["metadata"] = _jsonb(options.get("metadata"))
+    return function("remember", _one(results.Remembered), content=content, **given)
+
+
+def get(key: str, agent_id: str | None, as_of: datetime | None) -> Call[list[results.MemoryItem]]:
+    return function("get", _all(results.MemoryItem), key=key, agent_id=agent_id, as_of=as_of)
+
+
+def memories(filters: MemoryFilters) -> Call[list[results.MemoryItem]]:
+    return function("memories", _all(results.MemoryItem), **filters)
+
+
+def end_memory(verb: Literal["resolve", "retract"], memory_id: int) -> Call[results.MemoryItem]:
+    return function(verb, _one(results.MemoryItem), memory_id=memory_id)
 
 
 def bootstrap(agent_id: str | None, max_chars: int | None, sessions: int | None) -> Call[results.Bootstrap]:

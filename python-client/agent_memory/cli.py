@@ -16,6 +16,7 @@ import psycopg
 from psycopg import sql
 
 from agent_memory import hooks, importers
+from agent_memory.calls import Kind
 from agent_memory.client import Memory
 from agent_memory.errors import AgentMemoryError, InvalidInput
 from agent_memory.formatting import plain, print_json, print_record, print_table, ranks, signals
@@ -197,10 +198,59 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     return _report(args, result, f"turn {args.turn_id}: trust {result.trust_before:.3g} -> {result.trust_after:.3g}")
 
 
+REMEMBERED = {
+    "created": "remembered",
+    "updated": "remembered, replacing memory {supersedes}",
+    "unchanged": "already remembered",
+}
+
+
 def cmd_remember(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
-        result = memory.remember(args.content, kind=args.kind, agent_id=args.agent)
-    return _report(args, result, f"{'remembered' if result.added else 'already remembered'} as turn {result.turn_id}")
+        result = memory.remember(
+            args.content,
+            kind=args.kind,
+            agent_id=args.agent,
+            key=args.key,
+            subjects=args.subject,
+            tags=args.tag,
+            importance=args.importance,
+            status=args.status,
+        )
+    said = REMEMBERED[result.outcome].format(supersedes=result.supersedes)
+    return _report(args, result, f"{said} as memory {result.memory_id} (turn {result.turn_id})")
+
+
+def cmd_memories(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        if args.key:
+            found = memory.get(args.key, agent_id=args.agent, as_of=args.as_of)
+        else:
+            found = memory.memories(
+                kind=args.kind,
+                agent_id=args.agent,
+                subject=args.subject,
+                tag=args.tag,
+                search=args.search,
+                status=args.status,
+                as_of=args.as_of,
+                k=args.k,
+            )
+    if args.json:
+        print_json(found)
+    elif not found:
+        print("no memories found")
+    else:
+        columns = ["memory_id", "kind", "key", "status", "importance", "valid_from", "content"]
+        several = len({item.agent_id for item in found}) > 1
+        print_table(found, ["agent_id", *columns] if several else columns, {"content": 60})
+    return 0
+
+
+def cmd_end_memory(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        ended = memory.resolve(args.memory_id) if args.command == "resolve" else memory.retract(args.memory_id)
+    return _report(args, ended, f"memory {ended.memory_id}: {ended.status}")
 
 
 def cmd_bootstrap(args: argparse.Namespace) -> int:
@@ -458,10 +508,31 @@ def build_parser() -> argparse.ArgumentParser:
     feedback.add_argument("--query", help="the query it was recalled for")
     feedback.add_argument("--note", help="why")
 
-    remember = command("remember", cmd_remember, "keep a fact, preference, rule or decision")
+    kinds = ", ".join(get_args(Kind))
+    remember = command("remember", cmd_remember, "keep a fact, preference, rule, decision or task")
     remember.add_argument("content")
-    remember.add_argument("--kind", help="fact (default), preference, rule, decision, event, observation, skill")
+    remember.add_argument("--kind", help=f"one of {kinds} (default fact)")
     remember.add_argument("--agent", help="agent id (default: 'default')")
+    remember.add_argument("--key", help="a stable key: a new claim under it replaces the current one")
+    remember.add_argument("--subject", action="append", help="an entity it is about (repeat for more)")
+    remember.add_argument("--tag", action="append", help="a tag (repeat for more)")
+    remember.add_argument("--importance", type=float, help="0 to 1 (default 0.5)")
+    remember.add_argument("--status", choices=["active", "ongoing"], help="ongoing: work in progress")
+
+    memories = command("memories", cmd_memories, "the memories that hold now (or then), most important first")
+    memories.add_argument("search", nargs="?", help="words the content contains (any case)")
+    memories.add_argument("--key", help="the memory held under this key (other filters but --agent ignored)")
+    memories.add_argument("--kind", help=f"one of {kinds}")
+    memories.add_argument("--agent", help="one agent's memories (default: every agent of the tenant)")
+    memories.add_argument("--subject", help="memories about this entity")
+    memories.add_argument("--tag", help="memories with this tag")
+    memories.add_argument("--status", help="active, ongoing, resolved, superseded or retracted (not with --as-of)")
+    memories.add_argument("--as-of", type=datetime.fromisoformat, help="what held then (ISO 8601)")
+    memories.add_argument("-k", type=int, help="how many (default 100)")
+
+    for verb, what in (("resolve", "mark a memory resolved (a task done)"), ("retract", "mark a memory never true")):
+        end = command(verb, cmd_end_memory, what)
+        end.add_argument("memory_id", type=int)
 
     bootstrap = command("bootstrap", cmd_bootstrap, "context for a new conversation, within a budget")
     bootstrap.add_argument("--agent", help="one agent (default: every agent of the tenant)")

@@ -21,7 +21,7 @@ data (commit, remember, set_entity_state, merge_entities) write to agent "defaul
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TypeVar, Unpack
@@ -32,7 +32,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from agent_memory import calls, results
-from agent_memory.calls import Enrich, JsonInput, Kind, Message
+from agent_memory.calls import JsonInput, Message
 from agent_memory.errors import CHECK_DSN, ConnectionFailed, from_connect, from_psycopg
 from agent_memory.results import EntityType
 
@@ -170,18 +170,29 @@ class Memory:
         """Says whether a recalled turn helped; moves its trust (memory.feedback)."""
         return self._run(calls.feedback(turn_id, helpful, query, note))
 
-    def remember(
-        self,
-        content: str,
-        *,
-        kind: Kind | None = None,
-        agent_id: str | None = None,
-        metadata: Mapping[str, JsonInput] | None = None,
-        enrich: Enrich | None = None,
-    ) -> results.Remembered:
-        """Keeps a fact, preference, rule, decision, event, observation or skill (memory.remember); enriched
-        at once unless enrich says otherwise, so it is recallable at once."""
-        return self._run(calls.remember(content, kind, agent_id, metadata, enrich))
+    def remember(self, content: str, **options: Unpack[calls.MemoryOptions]) -> results.Remembered:
+        """Keeps a memory: a fact, preference, rule, decision, skill, event, observation or task, with an
+        optional key, subjects, tags, importance, confidence, valid_from, evidence turns and status
+        (memory.remember). The same claim again is the same memory (outcome 'unchanged'); a new claim under a
+        key supersedes the current one ('updated'). Enriched at once unless enrich says otherwise."""
+        return self._run(calls.remember(content, options))
+
+    def get(self, key: str, *, agent_id: str | None = None, as_of: datetime | None = None) -> list[results.MemoryItem]:
+        """The memory held under a key now, or at as_of; one per agent that holds it (memory.get)."""
+        return self._run(calls.get(key, agent_id, as_of))
+
+    def memories(self, **filters: Unpack[calls.MemoryFilters]) -> list[results.MemoryItem]:
+        """Memories that hold now (or at as_of, or of one status), filtered, most important first
+        (memory.memories)."""
+        return self._run(calls.memories(filters))
+
+    def resolve(self, memory_id: int) -> results.MemoryItem:
+        """Marks a current memory resolved: it stops holding now and stays in the history (memory.resolve)."""
+        return self._run(calls.end_memory("resolve", memory_id))
+
+    def retract(self, memory_id: int) -> results.MemoryItem:
+        """Marks a memory retracted, never true: recall and as_of leave it out (memory.retract)."""
+        return self._run(calls.end_memory("retract", memory_id))
 
     def bootstrap(
         self, *, agent_id: str | None = None, max_chars: int | None = None, sessions: int | None = None

@@ -1,7 +1,8 @@
 """`agent-memory mcp`: memory as MCP tools over stdio, with the official MCP Python SDK.
 
-Read-only tools: recall, explain, context_for_task, bootstrap, stats, and the knowledge graph's entities,
-entity_neighbors and entity_state. Tools that write: remember, commit, set_entity_state, feedback, forget.
+Read-only tools: recall, explain, context_for_task, bootstrap, stats, memories, and the knowledge graph's
+entities, entity_neighbors and entity_state. Tools that write: remember, resolve, retract, commit,
+set_entity_state, feedback, forget.
 Each calls one Memory method and answers compactly: no null fields, times as ISO 8601 text, a session's
 summary once per answer. Input schemas come from the typed parameters, descriptions from the docstrings.
 The server's agent (--agent) is every tool's default agent. Refusals from the database come back as tool
@@ -38,12 +39,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 INSTRUCTIONS = (
     "Long-term memory in PostgreSQL. Call bootstrap at the start of a conversation for what is already "
     "known, and context_for_task before a task; recall before answering questions about earlier work "
-    "(explain shows why turns ranked as they did); remember facts, preferences, rules and decisions worth "
-    "keeping; feedback when a recalled turn helped or misled; commit to store the conversation; forget a "
-    "conversation only when asked to. The people, projects, tools and other entities the conversations "
-    "mention: entities finds them by name, entity_neighbors shows what is mentioned with one, entity_state "
-    "what holds for one (now or at a time); set_entity_state records a value that changes over time, such "
-    "as a service's database or a person's role."
+    "(explain shows why turns ranked as they did); remember facts, preferences, rules, decisions and tasks "
+    "worth keeping (with a key, a newer claim replaces the old), memories lists what holds, resolve marks "
+    "a task done and retract a memory that was wrong; feedback when a recalled turn helped or misled; "
+    "commit to store the conversation; forget a conversation only when asked to. The people, projects, "
+    "tools and other entities the conversations mention: entities finds them by name, entity_neighbors "
+    "shows what is mentioned with one, entity_state what holds for one (now or at a time); set_entity_state "
+    "records a value that changes over time, such as a service's database or a person's role."
 )
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -143,6 +145,18 @@ class Entity(TypedDict):
     last_mentioned_at: NotRequired[str]
     aliases: NotRequired[list[str]]
     agent: NotRequired[str]
+
+
+class MemoryShown(TypedDict):
+    """A memory: its id, kind, words, status, key and the period it holds (valid_to: when it stopped)."""
+
+    memory_id: int
+    kind: str
+    content: str
+    status: results.MemoryStatus
+    valid_from: str
+    key: NotRequired[str]
+    valid_to: NotRequired[str]
 
 
 class Neighbor(TypedDict):
@@ -246,6 +260,21 @@ def _entity(entity: results.Entity, show_agent: bool) -> Entity:
         shown["aliases"] = entity.aliases
     if show_agent:
         shown["agent"] = entity.scope
+    return shown
+
+
+def _memory_item(item: results.MemoryItem) -> MemoryShown:
+    shown: MemoryShown = {
+        "memory_id": item.memory_id,
+        "kind": item.kind,
+        "content": item.content,
+        "status": item.status,
+        "valid_from": _time(item.valid_from),
+    }
+    if item.key is not None:
+        shown["key"] = item.key
+    if item.valid_to is not None:
+        shown["valid_to"] = _time(item.valid_to)
     return shown
 
 
@@ -455,13 +484,49 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
 
     @tool(ADDS)
     def remember(
-        content: Annotated[str, Field(description="the fact, preference, rule or decision, in one sentence")],
+        content: Annotated[str, Field(description="the fact, preference, rule, decision or task, in one sentence")],
         kind: Annotated[Kind, Field(description="what kind of memory it is")] = "fact",
-    ) -> Annotated[CallToolResult, dict[str, int | bool]]:
-        """Keeps something worth knowing in later conversations; it can be recalled at once. Remembering
-        the same text again adds nothing. Answers with its turn_id and whether it was new."""
-        kept = memory.remember(content, kind=kind, agent_id=default_agent)
-        return _answer({"turn_id": kept.turn_id, "added": kept.added})
+        key: Annotated[
+            str | None,
+            Field(description="a stable name for what it is about, e.g. 'deploy.day': a new claim replaces the old"),
+        ] = None,
+        importance: Annotated[float, Field(ge=0, le=1, description="how much it matters")] = 0.5,
+    ) -> Annotated[CallToolResult, dict[str, int | str]]:
+        """Keeps something worth knowing in later conversations; it can be recalled at once. The same claim
+        again changes nothing; a new claim under a key replaces the current one, which is kept as history.
+        Answers with its memory_id, the outcome (created, updated or unchanged) and, when it replaced one,
+        supersedes."""
+        kept = memory.remember(content, kind=kind, agent_id=default_agent, key=key, importance=importance)
+        answer: dict[str, int | str] = {"memory_id": kept.memory_id, "outcome": kept.outcome}
+        if kept.supersedes is not None:
+            answer["supersedes"] = kept.supersedes
+        return _answer(answer)
+
+    @tool(READ_ONLY)
+    def memories(
+        search: Annotated[str | None, Field(description="words the memory contains")] = None,
+        kind: Annotated[Kind | None, Field(description="only memories of this kind")] = None,
+        key: Annotated[str | None, Field(description="the memory held under this key")] = None,
+        as_of: Annotated[datetime | None, Field(description="what held at this time (ISO 8601)")] = None,
+        k: Annotated[int, Field(ge=1, le=100, description="how many memories")] = 20,
+    ) -> Annotated[CallToolResult, dict[str, list[MemoryShown]]]:
+        """The remembered facts, preferences, rules, decisions and tasks that hold now (or held at as_of),
+        most important first: each with its memory_id, kind, key, status and since when it holds."""
+        if key is not None:
+            found = memory.get(key, agent_id=default_agent, as_of=as_of)
+        else:
+            found = memory.memories(search=search, kind=kind, agent_id=default_agent, as_of=as_of, k=k)
+        return _answer({"memories": [_memory_item(item) for item in found]})
+
+    @tool(JUDGES)
+    def resolve(memory_id: Annotated[int, Field(description="the memory's memory_id")]) -> CallToolResult:
+        """Marks a task done or a question settled: the memory stops holding now and is kept as history."""
+        return _answer(_memory_item(memory.resolve(memory_id)))
+
+    @tool(JUDGES)
+    def retract(memory_id: Annotated[int, Field(description="the memory's memory_id")]) -> CallToolResult:
+        """Marks a memory as never true (a mistake): recall leaves it out from now on."""
+        return _answer(_memory_item(memory.retract(memory_id)))
 
     @tool(ADDS)
     def commit(

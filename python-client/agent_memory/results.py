@@ -9,6 +9,7 @@ from typing import Literal, NotRequired, TypeAlias, TypedDict
 JsonValue: TypeAlias = dict[str, "JsonValue"] | list["JsonValue"] | str | int | float | bool | None
 Role: TypeAlias = Literal["user", "assistant", "system", "tool"]
 Section: TypeAlias = Literal["remembered", "open_loop", "decision", "recent_session"]
+MemoryStatus: TypeAlias = Literal["active", "ongoing", "resolved", "superseded", "retracted"]
 # The twelve types of the knowledge graph's entities (the set memory.entities and the entities table check).
 EntityType: TypeAlias = Literal[
     "person", "project", "concept", "tool", "metric", "org", "place", "event", "doc", "task", "topic", "other"
@@ -113,12 +114,37 @@ class Feedback:
 
 
 @dataclass(frozen=True)
-class Remembered:
-    """memory.remember: the turn that holds the fact and whether it was new."""
+class MemoryItem:
+    """A curated memory (memory.memory_items): its words, kind, key and subjects, importance and confidence,
+    status and the period it holds (valid_to None: still), the version it supersedes and the one that
+    superseded it, the turn that carries its words and the turns it came from."""
 
+    memory_id: int
+    agent_id: str
+    kind: str
+    content: str
+    key: str | None
+    subjects: list[str]
+    tags: list[str]
+    importance: float
+    confidence: float
+    status: MemoryStatus
+    valid_from: datetime
+    valid_to: datetime | None
+    recorded_at: datetime
+    recorded_by: str
+    supersedes: int | None
+    superseded_by: int | None
     turn_id: int
-    session_id: str
-    added: bool
+    evidence_turn_ids: list[int]
+
+
+@dataclass(frozen=True)
+class Remembered(MemoryItem):
+    """memory.remember: the memory, and outcome: created, updated (it superseded the version of its key) or
+    unchanged (the same claim was already held)."""
+
+    outcome: Literal["created", "updated", "unchanged"]
 
 
 @dataclass(frozen=True)

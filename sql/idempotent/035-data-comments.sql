@@ -157,3 +157,30 @@ comment on column memory.entity_states.valid_from is 'When the value began to ho
 comment on column memory.entity_states.valid_to is 'When the next value began to hold; null while it is current.';
 comment on column memory.entity_states.recorded_at is 'When it was written.';
 comment on column memory.entity_states.recorded_by is 'The role that wrote it.';
+
+comment on table memory.memories is
+'Curated memories: typed claims of an agent with a status and the period they hold, one row per version '
+'(a newer version under the same key supersedes the one before, which is kept). Written by memory.remember.';
+comment on column memory.memories.tenant_id is 'The tenant.';
+comment on column memory.memories.memory_id is 'The memory''s id.';
+comment on column memory.memories.agent_id is 'The agent whose memory it is.';
+comment on column memory.memories.kind is
+'fact, preference, rule, decision, skill, event, observation or task.';
+comment on column memory.memories.content is 'The claim, in words.';
+comment on column memory.memories.key is 'A stable key the caller stores, updates and gets it by; null: none.';
+comment on column memory.memories.subjects is 'The entities it is about, normalized as entity names.';
+comment on column memory.memories.tags is 'The caller''s tags.';
+comment on column memory.memories.importance is 'How much it matters, 0 to 1.';
+comment on column memory.memories.confidence is 'How sure its source is of it, 0 to 1.';
+comment on column memory.memories.status is
+'active, ongoing (work in progress), resolved, superseded (a newer version holds) or retracted (never true).';
+comment on column memory.memories.valid_from is 'When it began to hold.';
+comment on column memory.memories.valid_to is
+'When it stopped holding (superseded, resolved or retracted); null: it holds.';
+comment on column memory.memories.recorded_at is 'When it was written.';
+comment on column memory.memories.recorded_by is 'The role that wrote it.';
+comment on column memory.memories.canonical is
+'The hash of its kind, subjects and normalized words: the same claim is the same memory.';
+comment on column memory.memories.turn_key is 'The turn of session ''remembered'' that carries its words in recall.';
+comment on column memory.memories.evidence_turns is 'The turns it came from.';
+comment on column memory.memories.supersedes is 'The version of the same key it replaced; null: the first.';

@@ -132,48 +132,57 @@ begin
               q.entity_sessions, (settings ->> 'session_candidates')::integer;
     end if;
 
+    -- The words of memories that were superseded or retracted (and hold for no other memory) are left out.
     return query
-    select u.turn_key, u.chunk_no
-    from unnest(coalesce(v_lex_keys, '{}') || coalesce(v_dense_keys, '{}'),
-                coalesce(v_lex_chunks, '{}') || coalesce(v_dense_chunks, '{}')) as u (turn_key, chunk_no)
-    union
-    -- Session lists: the sessions whose summary best matches the query's words and those whose vector is
-    -- closest to it; each brings its two chunks closest to the query, so a session found by its summary
-    -- or its overall subject takes part even when none of its turns made the lists above.
-    select best.turn_key, best.chunk_no
+    select a.turn_key, a.chunk_no
     from (
-        (
-            select m.session_key from memory.summaries as m
-            where m.tenant_id = tenant and q.tsquery is not null and m.tsv @@ q.tsquery
-                and (q.entity_sessions is null or m.session_key = any(q.entity_sessions))
-                and (coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is null or exists (
-                    select from memory.sessions as s
-                    where s.tenant_id = m.tenant_id and s.session_key = m.session_key
-                        and (_candidate_chunks.agent_id is null or s.agent_id = _candidate_chunks.agent_id)
-                        and (_candidate_chunks.source is null or s.source = _candidate_chunks.source)
-                ))
-            order by ts_rank_cd(m.tsv, q.tsquery) desc, m.session_key
-            limit (settings ->> 'session_candidates')::integer
-        )
+        select u.turn_key, u.chunk_no
+        from unnest(coalesce(v_lex_keys, '{}') || coalesce(v_dense_keys, '{}'),
+                    coalesce(v_lex_chunks, '{}') || coalesce(v_dense_chunks, '{}')) as u (turn_key, chunk_no)
         union
-        select v.session_key from unnest(v_vector_sessions) as v (session_key)
-    ) as found
-    cross join lateral (
-        select c.turn_key, c.chunk_no from memory.chunks as c
-        cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until, null,
-                                                        q.entity_sessions)
-        left join memory.chunk_embeddings as e
-            on c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no and e.model = recall_model
-        where c.tenant_id = tenant and c.session_key = found.session_key
-        -- Full-text rank only decides among chunks without a vector (computed for those alone).
-        order by e.embedding <=> query_vector nulls last,
-            case when e.embedding is null then ts_rank_cd(c.tsv, q.tsquery) end desc nulls last, c.turn_key
-        limit 2
-    ) as best;
+        -- Session lists: the sessions whose summary best matches the query's words and those whose vector is
+        -- closest to it; each brings its two chunks closest to the query, so a session found by its summary
+        -- or its overall subject takes part even when none of its turns made the lists above.
+        select best.turn_key, best.chunk_no
+        from (
+            (
+                select m.session_key from memory.summaries as m
+                where m.tenant_id = tenant and q.tsquery is not null and m.tsv @@ q.tsquery
+                    and (q.entity_sessions is null or m.session_key = any(q.entity_sessions))
+                    and (coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is null or exists (
+                        select from memory.sessions as s
+                        where s.tenant_id = m.tenant_id and s.session_key = m.session_key
+                            and (_candidate_chunks.agent_id is null or s.agent_id = _candidate_chunks.agent_id)
+                            and (_candidate_chunks.source is null or s.source = _candidate_chunks.source)
+                    ))
+                order by ts_rank_cd(m.tsv, q.tsquery) desc, m.session_key
+                limit (settings ->> 'session_candidates')::integer
+            )
+            union
+            select v.session_key from unnest(v_vector_sessions) as v (session_key)
+        ) as found
+        cross join lateral (
+            select c.turn_key, c.chunk_no from memory.chunks as c
+            cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until, null,
+                                                            q.entity_sessions)
+            left join memory.chunk_embeddings as e
+                on c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no and e.model = recall_model
+            where c.tenant_id = tenant and c.session_key = found.session_key
+            -- Full-text rank only decides among chunks without a vector (computed for those alone).
+            order by e.embedding <=> query_vector nulls last,
+                case when e.embedding is null then ts_rank_cd(c.tsv, q.tsquery) end desc nulls last, c.turn_key
+            limit 2
+        ) as best
+    ) as a
+    where not coalesce((
+        select bool_and(m.status in ('superseded', 'retracted')) from memory.memories as m
+        where m.tenant_id = tenant and m.turn_key = a.turn_key
+    ), false);
 end
 $$;
 
 comment on function memory_internal._candidate_chunks(
     text, text, timestamptz, timestamptz, text, jsonb, memory_internal._recall_query, vector, text
 ) is
-'Internal: every candidate chunk of a recall (full-text, vector and session lists).';
+'Internal: every candidate chunk of a recall (full-text, vector and session lists), less the words of '
+'superseded and retracted memories.';

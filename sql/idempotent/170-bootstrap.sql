@@ -16,8 +16,9 @@ $$;
 
 comment on function memory_internal._check_budget(integer) is 'Internal: rejects a character budget below 1.';
 
--- Bootstrap, in order until the budget is spent: remembered facts (most trusted, then newest), the open
--- loops and decisions of the most recent sessions, then those sessions' summaries.
+-- Bootstrap, in order until the budget is spent: the memories that hold now (rules, preferences, open
+-- tasks and decisions first, the most important and newest first within a kind), the open loops and
+-- decisions of the most recent sessions, then those sessions' summaries.
 create or replace function memory.bootstrap(
     agent_id text default null, max_chars integer default null, sessions integer default 5
 ) returns table (section text, session_id text, at timestamptz, content text)
@@ -44,12 +45,14 @@ begin
         limit bootstrap.sessions
     ),
     items as (
-        select 1 as priority, 'remembered' as section, s.session_id, t.created_at as at, t.content,
-               row_number() over (order by t.trust desc, t.created_at desc, t.turn_key desc) as n
-        from memory.sessions as s
-        inner join memory.turns as t on s.tenant_id = t.tenant_id and s.session_key = t.session_key
-        where s.tenant_id = memory.current_tenant() and s.session_id = 'remembered'
-            and (bootstrap.agent_id is null or s.agent_id = bootstrap.agent_id)
+        select 1 as priority, 'remembered' as section, 'remembered' as session_id, m.valid_from as at, m.content,
+               row_number() over (
+                   order by array_position(array['rule', 'preference', 'task', 'decision'], m.kind) nulls last,
+                       m.importance desc, m.valid_from desc, m.memory_id desc
+               ) as n
+        from memory.memory_items as m
+        where memory_internal._memory_holds(m.status, m.valid_from, m.valid_to, null)
+            and (bootstrap.agent_id is null or m.agent_id = bootstrap.agent_id)
         union all
         select k.priority, k.section, r.session_id, r.started_at, l.item #>> '{}',
                row_number() over (partition by k.section order by r.started_at desc, r.session_key desc, l.n)
@@ -77,8 +80,9 @@ $$;
 
 comment on function memory.bootstrap(text, integer, integer) is
 'Context for a new conversation of an agent (or every agent when null), at most max_chars characters '
-'(default: setting bootstrap_max_chars): remembered facts, then the open loops, decisions and summaries of '
-'the most recent sessions. Stops at the first item that would overflow the budget.';
+'(default: setting bootstrap_max_chars): the memories that hold now (rules, preferences, open tasks and '
+'decisions first; superseded, resolved and retracted ones left out), then the open loops, decisions and '
+'summaries of the most recent sessions. Stops at the first item that would overflow the budget.';
 
 -- Context for a task: the turns most relevant to it (by memory.recall), best first, within a budget.
 create or replace function memory.context_for_task(

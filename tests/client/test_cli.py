@@ -171,7 +171,7 @@ def test_commit_recall_explain_feedback_remember_bootstrap_stats(db, dsn):
     verdict = run("--dsn", dsn, "feedback", str(turn_id), "unhelpful", "--note", "keys were rotated already")
     assert verdict.stdout.strip() == f"turn {turn_id}: trust 1 -> 0.5"
     remembered = run("--dsn", dsn, "remember", "Ana leads security.", "--kind", "fact", "--agent", "bot")
-    assert remembered.stdout.startswith("remembered as turn ")
+    assert remembered.stdout.startswith("remembered as memory ")
     context = run("--dsn", dsn, "bootstrap", "--agent", "bot")
     assert context.stdout.startswith("## Remembered\n- Ana leads security.")
     stats = json.loads(run("--dsn", dsn, "--json", "stats").stdout)

@@ -27,6 +27,7 @@ READ_ONLY = {
     "entities",
     "entity_neighbors",
     "entity_state",
+    "memories",
 }
 
 
@@ -79,7 +80,8 @@ def enrich_now(db):
 
 def test_the_tools_have_input_schemas(dsn):
     found = tools(dsn)
-    assert set(found) == READ_ONLY | {"remember", "commit", "feedback", "forget", "set_entity_state"}
+    writes = {"remember", "resolve", "retract", "commit", "feedback", "forget", "set_entity_state"}
+    assert set(found) == READ_ONLY | writes
     recall = found["recall"].input_schema
     assert recall["required"] == ["query"] and recall["properties"]["level"]["enum"] == ["turn", "session"]
     assert {"k", "level", "agent_id", "since", "until", "source"} <= set(recall["properties"])
@@ -141,7 +143,7 @@ def test_commit_recall_feedback_remember_bootstrap_and_stats_over_stdio(dsn, enr
     assert committed == {"created": True, "turns_added": 2}
     assert hits[0]["speaker"] == "Ana" and hits[0]["content"] == MESSAGES[0]["content"]
     assert verdict["trust_after"] > verdict["trust_before"]
-    assert remembered["added"] is True and isinstance(remembered["turn_id"], int)
+    assert remembered["outcome"] == "created" and isinstance(remembered["memory_id"], int)
     assert context.startswith("## Remembered\n- Ana owns the database move.")
     assert list(stats) == ["bot"] and stats["bot"]["turns"] == 3
     assert "messages.0.content" in error(bad)
@@ -231,7 +233,7 @@ def test_a_remembered_rule_is_recalled_at_once(dsn):
         ("recall", {"query": "which postgres version must CI test?"}),
         dsn=dsn,
     )
-    assert payload(remembered)["added"] is True
+    assert payload(remembered)["outcome"] == "created"
     assert payload(recalled) == {
         "hits": [{**payload(recalled)["hits"][0], "content": "The CI must test against Postgres 16."}]
     }

@@ -100,7 +100,7 @@ def test_explain_feedback_remember_bootstrap_forget_and_export(memory):
     verdict = memory.feedback(candidates[0].turn_id, False, query="signing keys", note="stale")
     assert (verdict.trust_before, verdict.trust_after) == (1.0, 0.5)
     remembered = memory.remember("Ana is the security lead.", kind="fact", agent_id="bot")
-    assert remembered.added and remembered.session_id == "remembered"
+    assert remembered.outcome == "created" and remembered.kind == "fact" and remembered.agent_id == "bot"
     context = memory.bootstrap(agent_id="bot", max_chars=2000)
     assert isinstance(context, Bootstrap) and context.items[0].content == "Ana is the security lead."
     assert context.text().startswith("## Remembered\n- Ana is the security lead.")
@@ -266,7 +266,7 @@ READS = {  # the calls that read or address stored data, with no agent given
     "enrich": ("s", None),
     "reindex": (None, None),
 }
-WRITES = {"commit": ("s", [], {}), "remember": ("fact", None, None, None, None)}
+WRITES = {"commit": ("s", [], {}), "remember": ("fact", {})}
 
 
 @pytest.mark.parametrize(("name", "arguments"), [*READS.items(), *WRITES.items()])
@@ -350,9 +350,9 @@ def test_not_found_says_which_agent_has_the_session(memory):
 
 
 def test_a_remembered_fact_is_recallable_at_once(memory):
-    assert memory.remember("Deploys go out on Fridays.", kind="rule").added
+    assert memory.remember("Deploys go out on Fridays.", kind="rule").outcome == "created"
     assert [hit.content for hit in memory.recall("when do deploys go out?", k=1)] == ["Deploys go out on Fridays."]
-    assert memory.remember("Staging resets nightly.", enrich="queue").added
+    assert memory.remember("Staging resets nightly.", enrich="queue").outcome == "created"
     assert memory.work(5).processed == 1
 
 

@@ -41,7 +41,7 @@ def use(memory: Memory, kind: Kind, level: Level, enrich: Enrich) -> list[str]:
     hits: list[Hit] = memory.recall("auth", k=3, level=level, entity_mode="all", weights={"weight_dense": 0.5})
     ranks = [hit.components["signals"]["dense"].get("rank") for hit in hits]
     remembered = memory.remember("Ana leads security.", kind=kind, metadata={"by": "Ana"}, enrich="queue")
-    added: bool = remembered.added
+    outcome: str = remembered.outcome
     text: str = memory.bootstrap(max_chars=2000).text()
     sessions: list[ExportedSession] = memory.export(agent_id="bot")
     for session in sessions:
@@ -61,7 +61,7 @@ def use(memory: Memory, kind: Kind, level: Level, enrich: Enrich) -> list[str]:
         state: str | None = exc.sqlstate
     except (InvalidInput, NotInstalled, ConnectionFailed) as exc:
         print(f"{exc}: {exc.sqlstate}")
-    return [hit.content for hit in hits] + [text, str(key), str(added), str(jobs), str(ranks)]
+    return [hit.content for hit in hits] + [text, str(key), outcome, str(jobs), str(ranks)]
 
 
 async def use_async(dsn: str) -> int:

@@ -25,19 +25,18 @@ def memory(db):
 
 
 def remember(db, content, **extra):
+    """The turn that carries the remembered words, and what remembering did (created, updated, unchanged)."""
     names = "".join(f", {key} => %({key})s" for key in extra)
-    return db.execute(f"select * from memory.remember(%(content)s{names})", {"content": content, **extra}).fetchone()
+    return db.execute(
+        f"select turn_id, outcome from memory.remember(%(content)s{names})", {"content": content, **extra}
+    ).fetchone()
 
 
 def test_remember_keeps_a_fact_once_and_recall_finds_it(db):
     db.execute("insert into memory.config (key, value) values ('enrich', '\"now\"')")
-    turn, session, added = remember(db, "Tom prefers short answers with the code first.", kind="preference")
-    assert (session, added) == ("remembered", True)
-    assert remember(db, "  Tom prefers short answers with the code first. ", kind="preference") == (
-        turn,
-        session,
-        False,
-    )
+    turn, outcome = remember(db, "Tom prefers short answers with the code first.", kind="preference")
+    assert outcome == "created"
+    assert remember(db, "  Tom prefers short answers with the code first. ", kind="preference") == (turn, "unchanged")
     kind, source = db.execute(
         "select t.metadata ->> 'kind', s.source from memory.turns as t join memory.sessions as s using "
         "(tenant_id, session_key) where t.turn_key = %s",
@@ -56,8 +55,8 @@ def test_a_fact_is_kept_and_queued_when_enriching_it_fails(db, http_stub):
     http_stub.fail_next = [500]
     notices = []
     db.add_notice_handler(lambda notice: notices.append(notice.message_primary))
-    _, _, added = remember(db, "The CI must test against Postgres 16.", kind="rule")
-    assert added and notices[0].startswith("agent_memory: remembered, but enriching it failed")
+    _, outcome = remember(db, "The CI must test against Postgres 16.", kind="rule")
+    assert outcome == "created" and notices[0].startswith("agent_memory: remembered, but enriching it failed")
     assert db.execute("select count(*) from memory.jobs where status = 'queued'").fetchone()[0] == 1
     assert db.execute("select count(*) from memory.summaries").fetchone()[0] == 0
 

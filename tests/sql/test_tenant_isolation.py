@@ -30,6 +30,7 @@ TENANT_TABLES = [
     "session_embeddings",
     "jobs",
     "feedback",
+    "memories",
 ]
 
 
@@ -52,7 +53,8 @@ def two_tenants(db, logins) -> Iterator[tuple[psycopg.Connection, Logins, dict]]
         table: db.execute(f"select count(*) from memory.{table} where tenant_id = 'globex'").fetchone()[0]
         for table in TENANT_TABLES
     }
-    yield db, logins, {"turn": globex[0], "turns": globex[1], "counts": counts}
+    memory = db.execute("select min(memory_id) from memory.memories where tenant_id = 'globex'").fetchone()[0]
+    yield db, logins, {"turn": globex[0], "turns": globex[1], "memory": memory, "counts": counts}
 
 
 def foreign(rows: list[tuple], marker: str = "globex") -> int:
@@ -79,6 +81,8 @@ def globex_unchanged(db: psycopg.Connection, before: dict) -> None:
         "select trust, content from memory.turns where turn_key = %s", (before["turn"],)
     ).fetchone()
     assert (trust, content) == (1, "globex keeps the launch codes in the blue vault")
+    status = db.execute("select status from memory.memories where memory_id = %s", (before["memory"],)).fetchone()
+    assert status == ("active",)
 
 
 def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
@@ -89,6 +93,10 @@ def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
         ("select * from memory.turns where turn_key = %s", (turn,)),
         ("select * from memory.queue_status", ()),
         ("select * from memory.feedback_summary", ()),
+        ("select * from memory.memory_items", ()),
+        ("select * from memory.rules_and_preferences", ()),
+        ("select * from memory.memories(search => 'tea', status => 'active')", ()),
+        ("select * from memory.memories(agent_id => 'default', as_of => now())", ()),
         ("select * from memory.recall('launch codes vault', k => 50)", ()),
         ("select * from memory.recall('globex launch codes', k => 50, level => 'session')", ()),
         ("select * from memory.explain_recall('globex launch codes vault')", ()),
@@ -111,12 +119,15 @@ def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
     ]
 
 
-def writes(turn: int) -> list[tuple[str, tuple]]:
+def writes(turn: int, memory: int) -> list[tuple[str, tuple]]:
     """Every way to change another tenant's rows."""
     return [
         ("select * from memory.feedback(%s, false)", (turn,)),
         ("select * from memory.feedback(%s, true)", (turn,)),
         ("select * from memory.forget('plans')", ()),
+        ("select * from memory.retract(%s)", (memory,)),
+        ("select * from memory.resolve(%s)", (memory,)),
+        ("update memory.memories set status = 'retracted' where tenant_id = 'globex'", ()),
         ("update memory.turns set content = 'owned', trust = 0.05 where tenant_id = 'globex'", ()),
         ("delete from memory.turns where tenant_id = 'globex'", ()),
         ("delete from memory.sessions where tenant_id = 'globex'", ()),
@@ -155,7 +166,7 @@ def test_a_role_bound_to_a_tenant_sees_and_changes_only_its_own(two_tenants, cap
             attempts += 1
             returned += foreign(attempt(acme, query, params))
         assert acme.execute("select memory.current_tenant()").fetchone()[0] == "acme"
-        for query, params in writes(globex["turn"]):  # forget('plans') forgets acme's own session
+        for query, params in writes(globex["turn"], globex["memory"]):  # forget('plans') forgets acme's own session
             attempts += 1
             attempt(acme, query, params)
     globex_unchanged(db, globex)
@@ -172,7 +183,7 @@ def test_an_application_role_sees_the_tenant_it_chose_and_only_that(two_tenants,
     for query, params in reads(app, globex["turn"]):
         attempts += 1
         returned += foreign(attempt(app, query, params))
-    for query, params in writes(globex["turn"]):
+    for query, params in writes(globex["turn"], globex["memory"]):
         attempts += 1
         attempt(app, query, params)
     globex_unchanged(db, globex)

@@ -95,3 +95,14 @@ def test_upgrade_records_only_new_incremental_files(bare_db, old_version):
     assert {name: after[name] for name in before} == before
     names = sorted(path.name for path in (ROOT / "sql" / "incremental").glob("*.sql"))
     assert sorted(after) == names
+
+
+@pytest.mark.parametrize("old_version", [version for version in RELEASED if version >= "0.2.0"])
+def test_upgrade_makes_remembered_facts_memories(bare_db, old_version):
+    install(bare_db, old_version)
+    bare_db.execute("select memory.remember('Never deploy on Fridays.', 'rule', 'ops')")
+    bare_db.execute("alter extension agent_memory update")
+    memories = bare_db.execute("select agent_id, kind, content, status from memory.memory_items").fetchall()
+    assert memories == [("ops", "rule", "Never deploy on Fridays.", "active")]
+    again = bare_db.execute("select outcome from memory.remember('Never deploy on Fridays.', 'rule', 'ops')")
+    assert again.fetchone() == ("unchanged",)

@@ -1,0 +1,251 @@
+-- Remembering: curated memories created and updated. A memory's words are a turn of the agent's session
+-- 'remembered' (one turn per distinct text), enriched as it is remembered (enrich => 'now'), so the next
+-- recall, even in the same transaction, finds it. The same claim remembered again is the same memory; a
+-- new claim under a key the agent already holds supersedes the one before it, which keeps its period.
+
+comment on type memory.remembered is
+'What memory.remember returns: the memory (the columns of memory.memory_items) and outcome: created, '
+'updated (it superseded a version of its key) or unchanged (the same claim was already held).';
+
+-- The kinds of memory.
+create or replace function memory_internal._memory_kinds() returns text[]
+language sql
+immutable parallel safe
+as $$ select array['fact', 'preference', 'rule', 'decision', 'skill', 'event', 'observation', 'task'] $$;
+
+comment on function memory_internal._memory_kinds() is 'Internal: the kinds a memory can have.';
+
+-- Subject names as stored: normalized like entity names, empty ones dropped, each once, sorted.
+create or replace function memory_internal._memory_subjects(subjects text[]) returns text[]
+language sql
+immutable parallel safe
+as $$
+    select coalesce(array_agg(distinct n.normalized order by n.normalized), '{}')
+    from unnest(subjects) as s (name)
+    cross join lateral (select memory.normalize_entity(s.name) as normalized) as n
+    where n.normalized <> ''
+$$;
+
+comment on function memory_internal._memory_subjects(text[]) is
+'Internal: subject names normalized as entity names are (empty ones dropped), distinct and sorted.';
+
+-- The canonical form of a claim: its kind, its subjects and its words normalized as entity names are
+-- (case, look-alikes, white space, edge punctuation), hashed. Equal claims are one memory.
+create or replace function memory_internal._memory_canonical(kind text, subjects text[], content text) returns bytea
+language sql
+immutable parallel safe
+as $$
+    select sha256(convert_to(
+        kind || chr(31) || array_to_string(subjects, chr(30)) || chr(31) || memory.normalize_entity(content), 'UTF8'
+    ))
+$$;
+
+comment on function memory_internal._memory_canonical(text, text[], text) is
+'Internal: the hash that makes a repeated claim (same kind, subjects and normalized words) one memory.';
+
+-- The turn that carries a memory's words: committed to the agent's session 'remembered', its id the hash
+-- of the text (the same text is one turn). A failed enrichment (an endpoint down) leaves the turn queued.
+create or replace function memory_internal._memory_turn(
+    content text, kind text, agent_id text, metadata jsonb, enrich text
+)
+returns bigint
+language plpgsql
+as $$
+declare
+    v_id text := 'remembered:' || encode(sha256(convert_to(content, 'UTF8')), 'hex');
+    v_messages jsonb := jsonb_build_array(jsonb_build_object(
+        'role', 'user', 'content', content, 'id', v_id, 'metadata', metadata || jsonb_build_object('kind', kind)
+    ));
+begin
+    begin
+        perform from memory.commit('remembered', v_messages::json, agent_id => agent_id, source => 'remember', enrich => enrich);
+    exception when others then
+        if enrich is distinct from 'now' then
+            raise;
+        end if;
+        raise notice 'agent_memory: remembered, but enriching it failed (%); it is queued instead', sqlerrm;
+        perform from memory.commit('remembered', v_messages::json, agent_id => agent_id, source => 'remember', enrich => 'queue');
+    end;
+    return (
+        select t.turn_key
+        from memory.turns as t
+        inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
+        where s.tenant_id = memory.current_tenant() and s.agent_id = _memory_turn.agent_id
+            and s.session_id = 'remembered' and t.message_id = v_id
+    );
+end
+$$;
+
+comment on function memory_internal._memory_turn(text, text, text, jsonb, text) is
+'Internal: the key of the turn of session ''remembered'' that carries a memory''s words (committed if new).';
+
+-- The turn keys of turn ids a caller gave as evidence: every one must be a turn of this tenant.
+create or replace function memory_internal._evidence_turns(turn_ids bigint[]) returns bigint[]
+language plpgsql
+stable
+as $$
+declare
+    v_missing bigint;
+begin
+    select e.id into v_missing
+    from unnest(coalesce(turn_ids, '{}')) as e (id)
+    where e.id is null or not exists (
+        select from memory.turns as t where t.tenant_id = memory.current_tenant() and t.turn_key = e.id
+    )
+    limit 1;
+    if found then
+        raise exception 'agent_memory: evidence turn % does not exist', coalesce(v_missing::text, 'null')
+            using errcode = 'foreign_key_violation';
+    end if;
+    return (select coalesce(array_agg(distinct e.id order by e.id), '{}') from unnest(coalesce(turn_ids, '{}')) as e (id));
+end
+$$;
+
+comment on function memory_internal._evidence_turns(bigint[]) is
+'Internal: the distinct turn ids given as a memory''s evidence, each checked to be a turn of the tenant.';
+
+create or replace function memory.remember(
+    content text, kind text default 'fact', agent_id text default 'default', metadata jsonb default '{}',
+    enrich text default 'now', key text default null, subjects text[] default '{}', tags text[] default '{}',
+    importance double precision default 0.5, confidence double precision default 1, valid_from timestamptz default null,
+    evidence bigint[] default '{}', status text default 'active'
+) returns setof memory.remembered
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_tenant text := memory.current_tenant();
+    v_text text := btrim(remember.content);
+    v_key text := nullif(btrim(remember.key), '');
+    v_from timestamptz := coalesce(remember.valid_from, pg_catalog.now());
+    v_subjects text [];
+    v_canonical bytea;
+    v_evidence bigint [];
+    v_same bigint;
+    v_before bigint;
+    v_next timestamptz;
+    v_turn bigint;
+    v_id bigint;
+    v_outcome text;
+begin
+    if v_text is null or v_text = '' then
+        raise exception 'agent_memory: remember needs some content' using errcode = 'invalid_parameter_value';
+    end if;
+    if remember.kind is null or not remember.kind = any (memory_internal._memory_kinds()) then
+        raise exception 'agent_memory: remember kind must be one of %, got %',
+            array_to_string(memory_internal._memory_kinds(), ', '), coalesce(remember.kind, 'null')
+            using errcode = 'invalid_parameter_value';
+    end if;
+    if remember.status is null or remember.status not in ('active', 'ongoing') then
+        raise exception 'agent_memory: remember status must be active or ongoing, got %', coalesce(remember.status, 'null')
+            using errcode = 'invalid_parameter_value';
+    end if;
+    if remember.agent_id is null then
+        raise exception 'agent_memory: remember needs an agent_id' using errcode = 'invalid_parameter_value';
+    end if;
+    if remember.metadata is null or jsonb_typeof(remember.metadata) <> 'object' then
+        raise exception 'agent_memory: remember metadata must be a JSON object' using errcode = 'invalid_parameter_value';
+    end if;
+    if remember.importance is null or remember.importance not between 0 and 1
+        or remember.confidence is null or remember.confidence not between 0 and 1 then
+        raise exception 'agent_memory: importance and confidence must be between 0 and 1, got % and %',
+            coalesce(remember.importance::text, 'null'), coalesce(remember.confidence::text, 'null')
+            using errcode = 'invalid_parameter_value';
+    end if;
+    if remember.key is not null and v_key is null then
+        raise exception 'agent_memory: a memory key cannot be blank' using errcode = 'invalid_parameter_value';
+    end if;
+    v_subjects := memory_internal._memory_subjects(coalesce(remember.subjects, '{}'));
+    v_canonical := memory_internal._memory_canonical(remember.kind, v_subjects, v_text);
+    v_evidence := memory_internal._evidence_turns(remember.evidence);
+    -- Writers of one key (or, without a key, of one claim) of an agent take turns.
+    perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(
+        concat_ws(chr(31), v_tenant, remember.agent_id, coalesce(v_key, encode(v_canonical, 'hex'))), 0));
+
+    -- The same claim, current, is the same memory: nothing changes.
+    select m.memory_id into v_same from memory.memories as m
+    where m.tenant_id = v_tenant and m.agent_id = remember.agent_id and m.canonical = v_canonical
+        and m.valid_to is null and m.status in ('active', 'ongoing') and (v_key is null or m.key = v_key);
+    if v_same is not null then
+        v_id := v_same;
+        v_outcome := 'unchanged';
+    else
+        v_turn := memory_internal._memory_turn(v_text, remember.kind, remember.agent_id, remember.metadata, remember.enrich);
+        -- Under a key, the new claim is placed in the key's history by valid_from: the version before it
+        -- ends where it begins, and a backdated one ends where the next begins.
+        if v_key is not null then
+            select m.memory_id into v_before from memory.memories as m
+            where m.tenant_id = v_tenant and m.agent_id = remember.agent_id and m.key = v_key
+                and m.status <> 'retracted' and m.valid_from <= v_from
+            order by m.valid_from desc, m.memory_id desc
+            limit 1;
+            select min(m.valid_from) into v_next from memory.memories as m
+            where m.tenant_id = v_tenant and m.agent_id = remember.agent_id and m.key = v_key
+                and m.status <> 'retracted' and m.valid_from > v_from;
+            update memory.memories as m
+            set valid_to = v_from, status = case when m.status in ('active', 'ongoing') then 'superseded' else m.status end
+            where m.tenant_id = v_tenant and m.memory_id = v_before and (m.valid_to is null or m.valid_to > v_from);
+        end if;
+        insert into memory.memories (tenant_id, agent_id, kind, content, key, subjects, tags, importance, confidence,
+                                     status, valid_from, valid_to, canonical, turn_key, evidence_turns, supersedes)
+        values (v_tenant, remember.agent_id, remember.kind, v_text, v_key, v_subjects,
+                coalesce(remember.tags, '{}'), remember.importance, remember.confidence,
+                case when v_next is null then remember.status else 'superseded' end, v_from, v_next, v_canonical,
+                v_turn, v_evidence, v_before)
+        returning memory.memories.memory_id into v_id;
+        -- The version after a backdated one now follows it.
+        update memory.memories as m set supersedes = v_id
+        where v_next is not null and m.tenant_id = v_tenant and m.agent_id = remember.agent_id and m.key = v_key
+            and m.status <> 'retracted' and m.valid_from = v_next;
+        v_outcome := case when v_before is null and v_next is null then 'created' else 'updated' end;
+    end if;
+    return query select i.*, v_outcome from memory.memory_items as i where i.memory_id = v_id;
+end
+$$;
+
+comment on function memory.remember(
+    text, text, text, jsonb, text, text, text[], text[], double precision, double precision, timestamptz, bigint[], text
+) is
+'Keeps a memory of an agent: a fact, preference, rule, decision, skill, event, observation or task, with '
+'optional key, subjects (normalized as entity names), tags, importance and confidence (0-1), valid_from '
+'(default now), evidence (turn ids it came from) and status (active, or ongoing for work in progress). The '
+'same claim (kind, subjects and normalized words) remembered again is the same memory (outcome '
+'unchanged). A different claim under a key the agent holds supersedes the current one, which ends at '
+'valid_from (outcome updated); a backdated one takes its place in the key''s history. Its words are a turn '
+'of session ''remembered'', enriched now by default (enrich: now, queue or none) and recalled like any '
+'turn. Returns the memory and the outcome: created, updated or unchanged.';
+
+-- Facts remembered before memories had a table of their own (0.2.0) become memories, once.
+with remembered as (
+    select
+        t.tenant_id,
+        s.agent_id,
+        t.turn_key,
+        t.created_at,
+        btrim(t.content) as content,
+        coalesce((
+            select k.kind from unnest(memory_internal._memory_kinds()) as k (kind)
+            where k.kind = t.metadata ->> 'kind'
+        ), 'fact') as kind
+    from memory.turns as t
+    inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
+    where
+        s.source = 'remember' and btrim(t.content) <> ''
+        and not exists (
+            select from memory.memories as m
+            where m.tenant_id = t.tenant_id and m.turn_key = t.turn_key
+        )
+)
+
+insert into memory.memories (tenant_id, agent_id, kind, content, canonical, turn_key, valid_from, recorded_at)
+select
+    r.tenant_id,
+    r.agent_id,
+    r.kind,
+    r.content,
+    memory_internal._memory_canonical(r.kind, '{}', r.content) as canonical,
+    r.turn_key,
+    r.created_at as valid_from,
+    r.created_at as recorded_at
+from remembered as r
+on conflict do nothing;

@@ -1,0 +1,182 @@
+-- Curated memories read and moved through their statuses: by key, by filters, at a point in time,
+-- resolved and retracted, and the views an operator asks first (rules and preferences, open tasks,
+-- decisions).
+
+-- A memory as the functions return it: its words, kind, key and period, the version it supersedes and the
+-- one that superseded it, the turn that carries its words and the turns it came from.
+create or replace view memory.memory_items as
+select
+    m.memory_id,
+    m.agent_id,
+    m.kind,
+    m.content,
+    m.key,
+    m.subjects,
+    m.tags,
+    m.importance,
+    m.confidence,
+    m.status,
+    m.valid_from,
+    m.valid_to,
+    m.recorded_at,
+    m.recorded_by,
+    m.supersedes,
+    (
+        select n.memory_id from memory.memories as n
+        where n.tenant_id = m.tenant_id and n.supersedes = m.memory_id and n.status <> 'retracted'
+        order by n.valid_from, n.memory_id limit 1
+    ) as superseded_by,
+    m.turn_key as turn_id,
+    m.evidence_turns as evidence_turn_ids
+from memory.memories as m
+where m.tenant_id = (select memory.current_tenant());
+
+comment on view memory.memory_items is
+'This tenant''s memories, one row per version: kind, words, key, subjects, tags, importance, confidence, '
+'status, the period it holds (valid_to null: still), when and by whom it was recorded, the version it '
+'supersedes and the one that superseded it, the turn that carries its words and its evidence turns.';
+
+-- Whether a memory held at an instant (null: holds now): its period covers it and it was not retracted.
+create or replace function memory_internal._memory_holds(
+    status text, valid_from timestamptz, valid_to timestamptz, as_of timestamptz
+) returns boolean
+language sql
+stable
+as $$
+    select case
+        when as_of is null then status in ('active', 'ongoing') and valid_to is null and valid_from <= pg_catalog.now()
+        else status <> 'retracted' and valid_from <= as_of and (valid_to is null or valid_to > as_of)
+    end
+$$;
+
+comment on function memory_internal._memory_holds(text, timestamptz, timestamptz, timestamptz) is
+'Internal: whether a memory holds now (as_of null: current and active or ongoing) or held at as_of (its '
+'period covers it and it was not retracted).';
+
+create or replace function memory.get(key text, agent_id text default null, as_of timestamptz default null)
+returns setof memory.memory_items
+language sql
+stable
+as $$
+    select i.* from memory.memory_items as i
+    where i.key = get.key and (get.agent_id is null or i.agent_id = get.agent_id)
+        and memory_internal._memory_holds(i.status, i.valid_from, i.valid_to, get.as_of)
+    order by i.agent_id
+$$;
+
+comment on function memory.get(text, text, timestamptz) is
+'The memory held under a key: the current version, or (as_of) the one that held then; one agent''s or '
+'(agent_id null) each agent''s. No row: nothing holds under that key.';
+
+create or replace function memory.memories(
+    kind text default null, agent_id text default null, subject text default null, tag text default null,
+    search text default null, status text default null, as_of timestamptz default null, k integer default 100
+) returns setof memory.memory_items
+language plpgsql
+stable
+as $$
+#variable_conflict use_column
+begin
+    if memories.kind is not null and not memories.kind = any (memory_internal._memory_kinds()) then
+        raise exception 'agent_memory: memory kind must be one of %, got %',
+            array_to_string(memory_internal._memory_kinds(), ', '), memories.kind using errcode = 'invalid_parameter_value';
+    end if;
+    if memories.status is not null
+        and memories.status not in ('active', 'ongoing', 'resolved', 'superseded', 'retracted') then
+        raise exception 'agent_memory: memory status must be active, ongoing, resolved, superseded or retracted, got %',
+            memories.status using errcode = 'invalid_parameter_value';
+    end if;
+    if memories.status is not null and memories.as_of is not null then
+        raise exception 'agent_memory: give status or as_of, not both'
+            using errcode = 'invalid_parameter_value', hint = 'as_of lists what held then, whatever its status now';
+    end if;
+    if memories.k is null or memories.k < 1 then
+        raise exception 'agent_memory: k must be at least 1, got %', coalesce(memories.k::text, 'null')
+            using errcode = 'invalid_parameter_value';
+    end if;
+    return query
+    select i.* from memory.memory_items as i
+    where (memories.kind is null or i.kind = memories.kind)
+        and (memories.agent_id is null or i.agent_id = memories.agent_id)
+        and (memories.subject is null or i.subjects @> array[memory.normalize_entity(memories.subject)])
+        and (memories.tag is null or i.tags @> array[memories.tag])
+        and (memories.search is null or strpos(lower(i.content), lower(memories.search)) > 0)
+        and case when memories.status is null then memory_internal._memory_holds(i.status, i.valid_from, i.valid_to,
+                                                                                 memories.as_of)
+                 else i.status = memories.status end
+    order by i.importance desc, i.valid_from desc, i.memory_id desc
+    limit memories.k;
+end
+$$;
+
+comment on function memory.memories(text, text, text, text, text, text, timestamptz, integer) is
+'This tenant''s memories, most important then newest first, at most k (default 100): those that hold now '
+'(active or ongoing, not superseded), or those that held at as_of, or those of one status. Filters: kind, '
+'agent_id, subject (normalized as entity names), tag, search (words in the content, any case).';
+
+-- Moves a current memory to a final status; the row after the move.
+create or replace function memory_internal._end_memory(memory_id bigint, status text, verb text)
+returns setof memory.memory_items
+language plpgsql
+as $$
+declare
+    v_now text;
+begin
+    update memory.memories as m
+    set status = _end_memory.status, valid_to = coalesce(m.valid_to, greatest(pg_catalog.now(), m.valid_from))
+    where m.tenant_id = memory.current_tenant() and m.memory_id = _end_memory.memory_id
+        and (m.status in ('active', 'ongoing') or _end_memory.status = 'retracted' and m.status <> 'retracted');
+    if not found then
+        select m.status into v_now from memory.memories as m
+        where m.tenant_id = memory.current_tenant() and m.memory_id = _end_memory.memory_id;
+        if v_now is null then
+            raise exception 'agent_memory: no memory % in tenant "%"', _end_memory.memory_id, memory.current_tenant()
+                using errcode = 'no_data_found';
+        end if;
+        raise exception 'agent_memory: memory % is % and cannot be %', _end_memory.memory_id, v_now, _end_memory.verb
+            using errcode = 'invalid_parameter_value';
+    end if;
+    return query select i.* from memory.memory_items as i where i.memory_id = _end_memory.memory_id;
+end
+$$;
+
+comment on function memory_internal._end_memory(bigint, text, text) is
+'Internal: ends a memory with status resolved or retracted (its period ends now); an error names why not.';
+
+create or replace function memory.resolve(memory_id bigint) returns setof memory.memory_items
+language sql
+as $$ select * from memory_internal._end_memory(resolve.memory_id, 'resolved', 'resolved') $$;
+
+comment on function memory.resolve(bigint) is
+'Marks a current memory (a task done, a question settled) resolved: it stops holding now and is kept in '
+'the history. Returns it.';
+
+create or replace function memory.retract(memory_id bigint) returns setof memory.memory_items
+language sql
+as $$ select * from memory_internal._end_memory(retract.memory_id, 'retracted', 'retracted') $$;
+
+comment on function memory.retract(bigint) is
+'Marks a memory retracted (it was never true): recall and as_of leave it out; the row is kept. The version '
+'it superseded stays superseded. Returns it.';
+
+create or replace view memory.rules_and_preferences as
+select i.* from memory.memory_items as i
+where i.kind in ('rule', 'preference') and memory_internal._memory_holds(i.status, i.valid_from, i.valid_to, null)
+order by i.kind asc, i.importance desc, i.valid_from desc;
+
+comment on view memory.rules_and_preferences is
+'The rules and preferences that hold now, rules first, most important first.';
+
+create or replace view memory.open_tasks as
+select i.* from memory.memory_items as i
+where i.kind = 'task' and memory_internal._memory_holds(i.status, i.valid_from, i.valid_to, null)
+order by i.importance desc, i.valid_from asc;
+
+comment on view memory.open_tasks is 'Tasks neither resolved nor retracted, most important then oldest first.';
+
+create or replace view memory.recent_decisions as
+select i.* from memory.memory_items as i
+where i.kind = 'decision' and memory_internal._memory_holds(i.status, i.valid_from, i.valid_to, null)
+order by i.valid_from desc;
+
+comment on view memory.recent_decisions is 'The decisions in force, newest first.';
