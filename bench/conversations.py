@@ -105,9 +105,12 @@ def fit_message_limit(url: str, longest: int) -> None:
             )
 
 
-def ingest(url: str, bench: Benchmark, conversations: list[dict], workers: int = 2) -> dict:
+def ingest(url: str, bench: Benchmark, conversations: list[dict], curated: bool, workers: int = 2) -> dict:
     sessions = [(c["conversation_id"], s, messages(s)) for c in conversations for s in c["sessions"]]
     fit_message_limit(url, max(len(m["content"]) for _, _, batch in sessions for m in batch))
+    if not curated:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("insert into memory.config (key, value) values ('memory_extractor', '\"none\"')")
     started = time.perf_counter()
     with psycopg.connect(url, autocommit=True) as conn:
         for agent, session, batch in sessions:
@@ -134,14 +137,25 @@ def ask(url: str, conversations: list[dict], level: str, weights: dict | None) -
             for question in conversation["questions"]:
                 started = time.perf_counter()
                 hits = conn.execute(
-                    "select message_id, session_id from memory.recall(%s, k => 10, agent_id => %s, level => %s,"
-                    " weights => %s)",
+                    "select r.message_id, r.session_id, array(select t.message_id from memory.turns as t"
+                    " where t.turn_key = any(r.evidence_turn_ids) order by t.turn_key),"
+                    " array(select s.session_id from memory.turns as t join memory.sessions as s using (session_key)"
+                    " where t.turn_key = any(r.evidence_turn_ids) order by t.turn_key)"
+                    " from memory.recall(%s, k => 10, agent_id => %s, level => %s, weights => %s) as r",
                     (question["question"], conversation["conversation_id"], level, Jsonb(weights) if weights else None),
                 ).fetchall()
                 latencies.append(time.perf_counter() - started)
-                retrieved = [m for m, _ in hits] if level == "turn" else [s for _, s in hits]
-                rows.append({"question_id": question["question_id"], "retrieved": retrieved})
+                rows.append({"question_id": question["question_id"], "retrieved": retrieved(hits, level)})
     return rows, latencies
+
+
+def retrieved(hits: list[tuple], level: str) -> list[str]:
+    """The run's ids, best first: a memory hit counts as the turns (or sessions) it came from."""
+    out: list[str] = []
+    for message_id, session_id, evidence_turns, evidence_sessions in hits:
+        ids = (evidence_turns or [message_id]) if level == "turn" else (evidence_sessions or [session_id])
+        out += [i for i in ids if i not in out]
+    return out
 
 
 def evaluate(
@@ -196,9 +210,11 @@ def report(summary: dict, scores: dict) -> None:
     print(f"recall latency p50 {summary['recall_ms']['p50']} ms, p95 {summary['recall_ms']['p95']} ms")
 
 
-def loaded_database(bench: Benchmark, conversations: list[dict], reuse: bool) -> str:
-    """The URL of bench_<name>, ingested unless --reuse finds it loaded."""
-    url = SERVER.url(f"bench_{bench.name}")
+def loaded_database(bench: Benchmark, conversations: list[dict], reuse: bool, curated: bool) -> str:
+    """The URL of bench_<name> (bench_<name>_uncurated without curated memory), ingested unless --reuse
+    finds it loaded."""
+    database = f"bench_{bench.name}" if curated else f"bench_{bench.name}_uncurated"
+    url = SERVER.url(database)
     if reuse:
         try:
             with psycopg.connect(url) as conn:
@@ -206,8 +222,8 @@ def loaded_database(bench: Benchmark, conversations: list[dict], reuse: bool) ->
                     return url
         except psycopg.Error:
             pass
-    url = fresh_database(f"bench_{bench.name}")
-    ingestion = ingest(url, bench, conversations)
+    url = fresh_database(database)
+    ingestion = ingest(url, bench, conversations, curated)
     print(
         f"ingested {ingestion['turns']} turns: commit {ingestion['commit_seconds']} s, "
         f"enrichment {ingestion['enrich_seconds']} s"
@@ -228,12 +244,19 @@ def main(bench: Benchmark, doc: str) -> None:
         metavar="KEY",
         help="then once more per setting KEY set to 0 (per call, on top of --weights)",
     )
+    parser.add_argument(
+        "--no-curated-memory",
+        action="store_true",
+        help="ingest with memory_extractor none (database bench_<name>_uncurated, results <name>-uncurated-*)",
+    )
     args = parser.parse_args()
+    curated = not args.no_curated_memory
+    results_name = bench.name if curated else f"{bench.name}-uncurated"
 
     require(bench.data, bench.variable, bench.origin)
     module = scorer()
     conversations = module.load_converted(str(bench.data))
-    url = loaded_database(bench, conversations, args.reuse)
+    url = loaded_database(bench, conversations, args.reuse, curated)
     with psycopg.connect(url) as conn:
         extension = conn.execute("select memory.version()").fetchone()[0]
     ablations = [{**(args.weights or {}), key: 0} for key in args.ablate]
@@ -244,10 +267,10 @@ def main(bench: Benchmark, doc: str) -> None:
     summary, scores, runs = evaluate(bench, module, conversations, url, args.levels, args.weights)
     if not args.quiet:
         for level, rows in runs.items():
-            name = f"{bench.name}-run.jsonl" if level == "turn" else f"{bench.name}-session-run.jsonl"
+            name = f"{results_name}-run.jsonl" if level == "turn" else f"{results_name}-session-run.jsonl"
             RESULTS.mkdir(parents=True, exist_ok=True)
             (RESULTS / name).write_text("".join(json.dumps(row) + "\n" for row in rows))
-        save(f"{bench.name}-score.json", {**summary, "extension": extension, "scores": scores})
+        save(f"{results_name}-score.json", {**summary, "extension": extension, "scores": scores})
     report(summary, scores)
 
     if args.ablate:
@@ -258,4 +281,4 @@ def main(bench: Benchmark, doc: str) -> None:
             report(ablated, ablated_scores)
             results.append({"ablated": key, **ablated, "r5_by_category": by_category(ablated_scores)})
         if not args.quiet:
-            save(f"{bench.name}-ablation.json", {"extension": extension, "runs": results})
+            save(f"{results_name}-ablation.json", {"extension": extension, "runs": results})
