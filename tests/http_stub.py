@@ -16,6 +16,9 @@ import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from psycopg import sql
 
 
 def fake_vector(text: str, dimensions: int) -> list[float]:
@@ -102,6 +105,16 @@ class Stub:
     @property
     def rerank_url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}/rerank"
+
+    def answer_chat_for(self, db: Any, setting: str, answer: str) -> None:
+        """Makes the database session's llm `setting` (entity_extractor, memory_extractor) ask this server,
+        which answers every chat request with `answer`."""
+        db.execute(f"set memory.{setting} = 'llm'")
+        db.execute(sql.SQL("set memory.openai_base_url = {}").format(self.base_url))
+        db.execute("set memory.openai_chat_model = 'stub-chat'")
+        db.execute("set memory.http_retries = 0")
+        db.execute("select memory.set_secret('openai_api_key', 'sk-test')")
+        self.chat_reply = answer
 
     def __enter__(self) -> Stub:
         self.thread.start()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agent_memory_db import mentions, summarize
+from agent_memory_db import memory_extraction, mentions, summarize
 
 
 @dataclass(frozen=True)
@@ -19,4 +19,5 @@ class ChatPurpose:
 PURPOSES = {
     "summary": ChatPurpose("llm summary", "summarizer", summarize.llm_messages),
     "entities": ChatPurpose("llm entity extraction", "entity_extractor", mentions.llm_request),
+    "memories": ChatPurpose("llm memory extraction", "memory_extractor", memory_extraction.llm_messages),
 }

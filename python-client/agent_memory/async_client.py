@@ -112,10 +112,10 @@ class AsyncMemory:
         return await self._run(calls.explain_recall(query, options))
 
     async def feedback(
-        self, turn_id: int, helpful: bool, *, query: str | None = None, note: str | None = None
+        self, turn_id: int | None = None, helpful: bool | None = None, **options: Unpack[calls.FeedbackOptions]
     ) -> results.Feedback:
         """See Memory.feedback."""
-        return await self._run(calls.feedback(turn_id, helpful, query, note))
+        return await self._run(calls.feedback(turn_id, helpful, options))
 
     async def remember(self, content: str, **options: Unpack[calls.MemoryOptions]) -> results.Remembered:
         """See Memory.remember."""
@@ -133,11 +133,15 @@ class AsyncMemory:
 
     async def resolve(self, memory_id: int) -> results.MemoryItem:
         """See Memory.resolve."""
-        return await self._run(calls.end_memory("resolve", memory_id))
+        return await self._run(calls.move_memory("resolve", memory_id))
 
     async def retract(self, memory_id: int) -> results.MemoryItem:
         """See Memory.retract."""
-        return await self._run(calls.end_memory("retract", memory_id))
+        return await self._run(calls.move_memory("retract", memory_id))
+
+    async def approve(self, memory_id: int) -> results.MemoryItem:
+        """See Memory.approve."""
+        return await self._run(calls.move_memory("approve", memory_id))
 
     async def bootstrap(
         self, *, agent_id: str | None = None, max_chars: int | None = None, sessions: int | None = None

@@ -88,6 +88,9 @@ class RecallFilters(TypedDict, total=False):
     entity_mode: EntityMode | None
     weights: Mapping[str, JsonInput] | None  # settings for this call, e.g. {"weight_dense": 0.5}
     query_vector: Sequence[float] | None
+    as_of: datetime | None  # what was said by then, and the memories that held then
+    include_ended: bool | None  # superseded and retracted memories too
+    intent: Kind | Literal["none"] | None  # the memory kind asked for (default: from the query); none: no routing
 
 
 class RecallOptions(RecallFilters, total=False):
@@ -140,8 +143,17 @@ def explain_recall(query: str, options: RecallFilters) -> Call[list[results.Cand
     return function("explain_recall", _all(results.Candidate), query=query, **_filters(options))
 
 
-def feedback(turn_id: int, helpful: bool, query: str | None, note: str | None) -> Call[results.Feedback]:
-    return function("feedback", _one(results.Feedback), turn_id=turn_id, helpful=helpful, query=query, note=note)
+class FeedbackOptions(TypedDict, total=False):
+    verdict: results.Verdict | None  # instead of helpful: helpful, unhelpful, incorrect or stale
+    memory_id: int | None  # judge a curated memory instead of a turn
+    session_id: str | None  # judge a whole session instead of a turn
+    agent_id: str | None  # the agent judging: its repeat of its last verdict on a target is not counted
+    query: str | None  # the query it was recalled for
+    note: str | None
+
+
+def feedback(turn_id: int | None, helpful: bool | None, options: FeedbackOptions) -> Call[results.Feedback]:
+    return function("feedback", _one(results.Feedback), turn_id=turn_id, helpful=helpful, **options)
 
 
 class MemoryOptions(TypedDict, total=False):
@@ -158,7 +170,7 @@ class MemoryOptions(TypedDict, total=False):
     confidence: float | None
     valid_from: datetime | None
     evidence: Sequence[int] | None
-    status: Literal["active", "ongoing"] | None
+    status: Literal["active", "ongoing", "pending"] | None
 
 
 class MemoryFilters(TypedDict, total=False):
@@ -191,7 +203,8 @@ def memories(filters: MemoryFilters) -> Call[list[results.MemoryItem]]:
     return function("memories", _all(results.MemoryItem), **filters)
 
 
-def end_memory(verb: Literal["resolve", "retract"], memory_id: int) -> Call[results.MemoryItem]:
+def move_memory(verb: Literal["resolve", "retract", "approve"], memory_id: int) -> Call[results.MemoryItem]:
+    """memory.resolve, memory.retract or memory.approve of one memory: its row after the move."""
     return function(verb, _one(results.MemoryItem), memory_id=memory_id)
 
 

@@ -160,6 +160,9 @@ def _recall_filters(args: argparse.Namespace) -> dict[str, Any]:
         "entities": args.entity,
         "entity_mode": "all" if args.entity and args.all_entities else None,
         "weights": _json_argument(args.weights, "--weights"),
+        "as_of": args.as_of,
+        "include_ended": args.include_ended or None,
+        "intent": args.intent,
     }
     return {key: value for key, value in filters.items() if value is not None}
 
@@ -172,7 +175,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     elif not hits:
         print("nothing recalled")
     else:
-        columns = ["score", "turn_id", "session_id", "created_at", "speaker", "role", "content"]
+        columns = ["score", "kind", "turn_id", "session_id", "created_at", "speaker", "role", "content"]
         print_table(hits, columns, {"content": 70})
     return 0
 
@@ -187,21 +190,25 @@ def cmd_explain(args: argparse.Namespace) -> int:
         plain(candidate) | {"lists": ranks(candidate.components), "signals": signals(candidate.components)}
         for candidate in candidates
     ]
-    columns = ["rank", "score", "fused", "lists", "turn_id", "session_id", "content", "signals"]
+    columns = ["rank", "score", "fused", "lists", "kind", "turn_id", "session_id", "content", "signals"]
     print_table(rows, columns, {"content": 50, "signals": 60})
     return 0
 
 
 def cmd_feedback(args: argparse.Namespace) -> int:
+    targets = {"turn": "turn_id", "memory": "memory_id", "session": "session_id"}
+    target: dict[str, Any] = {targets[args.target]: int(args.id) if args.target != "session" else args.id}
     with _memory(args) as memory:
-        result = memory.feedback(args.turn_id, args.verdict == "helpful", query=args.query, note=args.note)
-    return _report(args, result, f"turn {args.turn_id}: trust {result.trust_before:.3g} -> {result.trust_after:.3g}")
+        result = memory.feedback(**target, verdict=args.verdict, agent_id=args.agent, query=args.query, note=args.note)
+    said = result.effect if result.counted else f"not counted again: {result.effect}"
+    return _report(args, result, f"{args.target} {args.id}: {result.verdict}, {said}")
 
 
 REMEMBERED = {
     "created": "remembered",
     "updated": "remembered, replacing memory {supersedes}",
     "unchanged": "already remembered",
+    "merged": "a paraphrase of what is remembered",
 }
 
 
@@ -247,10 +254,10 @@ def cmd_memories(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_end_memory(args: argparse.Namespace) -> int:
+def cmd_move_memory(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
-        ended = memory.resolve(args.memory_id) if args.command == "resolve" else memory.retract(args.memory_id)
-    return _report(args, ended, f"memory {ended.memory_id}: {ended.status}")
+        moved = getattr(memory, args.command)(args.memory_id)
+    return _report(args, moved, f"memory {moved.memory_id}: {moved.status}")
 
 
 def cmd_bootstrap(args: argparse.Namespace) -> int:
@@ -482,7 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
     commit.add_argument("--enrich", choices=["queue", "now", "none"], help="enrichment (default: setting enrich)")
 
     for name, func, help in (
-        ("recall", cmd_recall, "the turns that best answer a query"),
+        ("recall", cmd_recall, "the turns and memories that best answer a query"),
         ("explain", cmd_explain, "every candidate of a recall with its ranks and signals"),
     ):
         sub = command(name, func, help)
@@ -496,15 +503,25 @@ def build_parser() -> argparse.ArgumentParser:
         )
         sub.add_argument("--all-entities", action="store_true", help="only sessions that mention every --entity")
         sub.add_argument("--weights", help="per-call settings as JSON, e.g. '{\"weight_dense\": 0.8}'")
+        sub.add_argument("--as-of", type=datetime.fromisoformat, help="what was said and held then (ISO 8601)")
+        sub.add_argument("--include-ended", action="store_true", help="superseded and retracted memories too")
+        sub.add_argument(
+            "--intent", help="the memory kind the question asks for (default: found in its words); none: no routing"
+        )
         if name == "recall":
             sub.add_argument("-k", type=int, default=10, help="how many results (default 10)")
             sub.add_argument("--level", choices=["turn", "session"], default="turn")
         else:
             sub.add_argument("--limit", type=int, default=20, help="how many candidates to show (default 20)")
 
-    feedback = command("feedback", cmd_feedback, "say whether a recalled turn helped (moves its trust)")
-    feedback.add_argument("turn_id", type=int)
-    feedback.add_argument("verdict", choices=["helpful", "unhelpful"])
+    feedback = command("feedback", cmd_feedback, "judge a recalled turn, a memory or a session (moves trust)")
+    feedback.add_argument("id", help="the turn_id (or, with --memory, memory_id; with --session, session_id)")
+    feedback.add_argument("verdict", choices=["helpful", "unhelpful", "incorrect", "stale"])
+    judged = feedback.add_mutually_exclusive_group()
+    judged.add_argument("--memory", dest="target", action="store_const", const="memory", help="ID is a memory_id")
+    judged.add_argument("--session", dest="target", action="store_const", const="session", help="ID is a session_id")
+    feedback.set_defaults(target="turn")
+    feedback.add_argument("--agent", help="the agent judging (its repeats are not counted twice)")
     feedback.add_argument("--query", help="the query it was recalled for")
     feedback.add_argument("--note", help="why")
 
@@ -517,7 +534,9 @@ def build_parser() -> argparse.ArgumentParser:
     remember.add_argument("--subject", action="append", help="an entity it is about (repeat for more)")
     remember.add_argument("--tag", action="append", help="a tag (repeat for more)")
     remember.add_argument("--importance", type=float, help="0 to 1 (default 0.5)")
-    remember.add_argument("--status", choices=["active", "ongoing"], help="ongoing: work in progress")
+    remember.add_argument(
+        "--status", choices=["active", "ongoing", "pending"], help="ongoing: work in progress; pending: to review"
+    )
 
     memories = command("memories", cmd_memories, "the memories that hold now (or then), most important first")
     memories.add_argument("search", nargs="?", help="words the content contains (any case)")
@@ -526,13 +545,19 @@ def build_parser() -> argparse.ArgumentParser:
     memories.add_argument("--agent", help="one agent's memories (default: every agent of the tenant)")
     memories.add_argument("--subject", help="memories about this entity")
     memories.add_argument("--tag", help="memories with this tag")
-    memories.add_argument("--status", help="active, ongoing, resolved, superseded or retracted (not with --as-of)")
+    memories.add_argument(
+        "--status", help="active, ongoing, resolved, superseded, retracted or pending (not with --as-of)"
+    )
     memories.add_argument("--as-of", type=datetime.fromisoformat, help="what held then (ISO 8601)")
     memories.add_argument("-k", type=int, help="how many (default 100)")
 
-    for verb, what in (("resolve", "mark a memory resolved (a task done)"), ("retract", "mark a memory never true")):
-        end = command(verb, cmd_end_memory, what)
-        end.add_argument("memory_id", type=int)
+    for verb, what in (
+        ("resolve", "mark a memory resolved (a task done)"),
+        ("retract", "mark a memory never true (or reject a proposal)"),
+        ("approve", "approve a memory enrichment proposed (status pending)"),
+    ):
+        move = command(verb, cmd_move_memory, what)
+        move.add_argument("memory_id", type=int)
 
     bootstrap = command("bootstrap", cmd_bootstrap, "context for a new conversation, within a budget")
     bootstrap.add_argument("--agent", help="one agent (default: every agent of the tenant)")

@@ -157,7 +157,8 @@ class Memory:
         return self._run(calls.enrich(session_id, agent_id))
 
     def recall(self, query: str, **options: Unpack[calls.RecallOptions]) -> list[results.Hit]:
-        """The turns (or sessions, level='session') that best answer the query (memory.recall)."""
+        """The turns and curated memories (or sessions, level='session') that best answer the query
+        (memory.recall); as_of, include_ended and intent choose which memories and how they are routed."""
         return self._run(calls.recall(query, options))
 
     def explain_recall(self, query: str, **options: Unpack[calls.RecallFilters]) -> list[results.Candidate]:
@@ -165,10 +166,12 @@ class Memory:
         return self._run(calls.explain_recall(query, options))
 
     def feedback(
-        self, turn_id: int, helpful: bool, *, query: str | None = None, note: str | None = None
+        self, turn_id: int | None = None, helpful: bool | None = None, **options: Unpack[calls.FeedbackOptions]
     ) -> results.Feedback:
-        """Says whether a recalled turn helped; moves its trust (memory.feedback)."""
-        return self._run(calls.feedback(turn_id, helpful, query, note))
+        """A verdict on a recalled turn (turn_id), a curated memory (memory_id=) or a whole session
+        (session_id=): helpful (True/False) or verdict= helpful, unhelpful, incorrect or stale. It moves trust;
+        on a memory, incorrect from enough agents retracts it and stale lowers its importance (memory.feedback)."""
+        return self._run(calls.feedback(turn_id, helpful, options))
 
     def remember(self, content: str, **options: Unpack[calls.MemoryOptions]) -> results.Remembered:
         """Keeps a memory: a fact, preference, rule, decision, skill, event, observation or task, with an
@@ -188,11 +191,16 @@ class Memory:
 
     def resolve(self, memory_id: int) -> results.MemoryItem:
         """Marks a current memory resolved: it stops holding now and stays in the history (memory.resolve)."""
-        return self._run(calls.end_memory("resolve", memory_id))
+        return self._run(calls.move_memory("resolve", memory_id))
 
     def retract(self, memory_id: int) -> results.MemoryItem:
         """Marks a memory retracted, never true: recall and as_of leave it out (memory.retract)."""
-        return self._run(calls.end_memory("retract", memory_id))
+        return self._run(calls.move_memory("retract", memory_id))
+
+    def approve(self, memory_id: int) -> results.MemoryItem:
+        """Approves a memory enrichment proposed for review (status pending): active from now on, recalled
+        (memory.approve). Reject one with retract."""
+        return self._run(calls.move_memory("approve", memory_id))
 
     def bootstrap(
         self, *, agent_id: str | None = None, max_chars: int | None = None, sessions: int | None = None

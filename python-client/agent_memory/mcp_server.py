@@ -89,7 +89,8 @@ class Message(TypedDict, total=False):
 
 
 class Hit(TypedDict):
-    """A recalled turn; its session's summary is in the answer's sessions."""
+    """A recalled turn (its session's summary is in the answer's sessions), or a curated memory: kind (rule,
+    preference, ...), memory_id and evidence_turn_ids, the turns it came from."""
 
     turn_id: int
     session_id: str
@@ -97,6 +98,9 @@ class Hit(TypedDict):
     at: str
     content: str
     agent: NotRequired[str]
+    kind: NotRequired[str]
+    memory_id: NotRequired[int]
+    evidence_turn_ids: NotRequired[list[int]]
 
 
 class Recalled(TypedDict):
@@ -202,6 +206,10 @@ def _hit(hit: results.Hit, show_agent: bool) -> Hit:
     }
     if show_agent:
         shown["agent"] = hit.agent
+    if hit.memory_id is not None:
+        shown["kind"] = hit.kind
+        shown["memory_id"] = hit.memory_id
+        shown["evidence_turn_ids"] = hit.evidence_turn_ids or []
     return shown
 
 
@@ -345,10 +353,15 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
         source: Source = None,
         entities: Entities = None,
         every_entity: EveryEntity = False,
+        as_of: Annotated[
+            datetime | None, Field(description="answer with what was said and held at this time (ISO 8601)")
+        ] = None,
     ) -> Annotated[CallToolResult, Recalled]:
-        """The remembered conversation turns that best answer the query, best first. Each hit has its
-        turn_id (for feedback), session_id, speaker, time and content; sessions holds the summary of each
-        session once. Without a filter, hits also name their agent."""
+        """The remembered conversation turns and curated memories that best answer the query, best first.
+        Each hit has its turn_id (for feedback), session_id, speaker, time and content; a memory also its
+        kind, memory_id and evidence_turn_ids. Questions about rules, preferences and decisions get those
+        memories first. sessions holds the summary of each session once. Without a filter, hits also name
+        their agent."""
         if every_entity and not entities:
             raise InvalidInput("every_entity needs entities: the names every session must mention")
         agent = agent_id or default_agent
@@ -362,6 +375,7 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
             source=source,
             entities=entities,
             entity_mode="all" if every_entity else "any",
+            as_of=as_of,
         )
         return _answer(_recalled(hits, show_agent=agent is None))
 
@@ -493,9 +507,9 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
         importance: Annotated[float, Field(ge=0, le=1, description="how much it matters")] = 0.5,
     ) -> Annotated[CallToolResult, dict[str, int | str]]:
         """Keeps something worth knowing in later conversations; it can be recalled at once. The same claim
-        again changes nothing; a new claim under a key replaces the current one, which is kept as history.
-        Answers with its memory_id, the outcome (created, updated or unchanged) and, when it replaced one,
-        supersedes."""
+        again, or a paraphrase of one held, changes nothing; a new claim under a key replaces the current one,
+        which is kept as history. Answers with its memory_id, the outcome (created, updated, unchanged or
+        merged) and, when it replaced one, supersedes."""
         kept = memory.remember(content, kind=kind, agent_id=default_agent, key=key, importance=importance)
         answer: dict[str, int | str] = {"memory_id": kept.memory_id, "outcome": kept.outcome}
         if kept.supersedes is not None:
@@ -508,14 +522,18 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
         kind: Annotated[Kind | None, Field(description="only memories of this kind")] = None,
         key: Annotated[str | None, Field(description="the memory held under this key")] = None,
         as_of: Annotated[datetime | None, Field(description="what held at this time (ISO 8601)")] = None,
+        status: Annotated[
+            results.MemoryStatus | None,
+            Field(description="only memories of this status, e.g. pending: proposed from the conversation, to review"),
+        ] = None,
         k: Annotated[int, Field(ge=1, le=100, description="how many memories")] = 20,
     ) -> Annotated[CallToolResult, dict[str, list[MemoryShown]]]:
-        """The remembered facts, preferences, rules, decisions and tasks that hold now (or held at as_of),
-        most important first: each with its memory_id, kind, key, status and since when it holds."""
+        """The remembered facts, preferences, rules, decisions and tasks that hold now (or held at as_of, or
+        have one status), most important first: each with its memory_id, kind, key, status and since when."""
         if key is not None:
             found = memory.get(key, agent_id=default_agent, as_of=as_of)
         else:
-            found = memory.memories(search=search, kind=kind, agent_id=default_agent, as_of=as_of, k=k)
+            found = memory.memories(search=search, kind=kind, agent_id=default_agent, as_of=as_of, status=status, k=k)
         return _answer({"memories": [_memory_item(item) for item in found]})
 
     @tool(JUDGES)
@@ -525,8 +543,14 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
 
     @tool(JUDGES)
     def retract(memory_id: Annotated[int, Field(description="the memory's memory_id")]) -> CallToolResult:
-        """Marks a memory as never true (a mistake): recall leaves it out from now on."""
+        """Marks a memory as never true (a mistake), or rejects a proposed one: recall leaves it out."""
         return _answer(_memory_item(memory.retract(memory_id)))
+
+    @tool(JUDGES)
+    def approve(memory_id: Annotated[int, Field(description="the memory's memory_id")]) -> CallToolResult:
+        """Approves a memory proposed from the conversation for review (status pending): it holds from now
+        on and is recalled."""
+        return _answer(_memory_item(memory.approve(memory_id)))
 
     @tool(ADDS)
     def commit(
@@ -545,14 +569,25 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
 
     @tool(JUDGES)
     def feedback(
-        turn_id: Annotated[int, Field(description="the turn_id of a recalled hit")],
-        helpful: Annotated[bool, Field(description="true if it helped, false if it was wrong or useless")],
+        verdict: Annotated[
+            results.Verdict,
+            Field(description="helpful; unhelpful; incorrect (it is wrong); stale (it was true, no longer)"),
+        ],
+        turn_id: Annotated[int | None, Field(description="the turn_id of a recalled hit")] = None,
+        memory_id: Annotated[int | None, Field(description="or: the memory_id of a recalled memory")] = None,
+        session_id: Annotated[str | None, Field(description="or: a whole session")] = None,
         query: Annotated[str | None, Field(description="the query it was recalled for")] = None,
-    ) -> Annotated[CallToolResult, dict[str, float]]:
-        """Says whether a recalled turn helped; unhelpful turns rank lower from now on, helpful ones higher.
-        Answers with the turn's trust before and after."""
-        verdict = memory.feedback(turn_id, helpful, query=query)
-        return _answer({"trust_before": round(verdict.trust_before, 3), "trust_after": round(verdict.trust_after, 3)})
+    ) -> Annotated[CallToolResult, dict[str, str | bool | float]]:
+        """Judges a recalled turn, a memory or a whole session; what misled ranks lower from now on, what
+        helped higher. A memory called incorrect by enough agents is retracted; a stale one matters less.
+        Answers with what the verdict did, and the trust before and after for a turn or memory."""
+        given = memory.feedback(
+            turn_id, verdict=verdict, memory_id=memory_id, session_id=session_id, agent_id=default_agent, query=query
+        )
+        answer: dict[str, str | bool | float] = {"counted": given.counted, "effect": given.effect}
+        if given.trust_before is not None and given.trust_after is not None:
+            answer.update(trust_before=round(given.trust_before, 3), trust_after=round(given.trust_after, 3))
+        return _answer(answer)
 
     @tool(DELETES)
     def forget(

@@ -9,7 +9,8 @@ from typing import Literal, NotRequired, TypeAlias, TypedDict
 JsonValue: TypeAlias = dict[str, "JsonValue"] | list["JsonValue"] | str | int | float | bool | None
 Role: TypeAlias = Literal["user", "assistant", "system", "tool"]
 Section: TypeAlias = Literal["remembered", "open_loop", "decision", "recent_session"]
-MemoryStatus: TypeAlias = Literal["active", "ongoing", "resolved", "superseded", "retracted"]
+Verdict: TypeAlias = Literal["helpful", "unhelpful", "incorrect", "stale"]
+MemoryStatus: TypeAlias = Literal["active", "ongoing", "resolved", "superseded", "retracted", "pending"]
 # The twelve types of the knowledge graph's entities (the set memory.entities and the entities table check).
 EntityType: TypeAlias = Literal[
     "person", "project", "concept", "tool", "metric", "org", "place", "event", "doc", "task", "topic", "other"
@@ -59,8 +60,9 @@ class Rerank(TypedDict):
 class Components(TypedDict):
     """Why a candidate ranked where it did: every signal of memory.signal_definitions() by name, the fused
     score, the chunk that matched, the embedding model, the fusion method, the speakers and entities the
-    query named (or was passed), what recall had to do without (degraded), and the rerank stage (None when
-    it is off)."""
+    query named (or was passed), what recall had to do without (degraded), the rerank stage (None when
+    it is off) and the route taken ("hybrid", or "memory first: <kind>" for a question about rules,
+    preferences or decisions)."""
 
     signals: dict[str, Signal]
     fused: float
@@ -71,11 +73,14 @@ class Components(TypedDict):
     entities_matched: list[str] | None
     degraded: list[str] | None
     rerank: Rerank | None
+    route: str
 
 
 @dataclass(frozen=True)
 class Hit:
-    """One memory.recall result: a turn (or, at level session, a session's best turn) and why it ranked."""
+    """One memory.recall result: a turn (or, at level session, a session's best turn) or a curated memory, and
+    why it ranked. kind is "turn" for what was said, or the memory's kind (rule, preference, ...) with its
+    memory_id and evidence_turn_ids (the turns it came from)."""
 
     session_id: str
     agent: str
@@ -88,6 +93,9 @@ class Hit:
     summary: str | None
     score: float
     components: Components = field(repr=False)
+    kind: str = "turn"
+    memory_id: int | None = None
+    evidence_turn_ids: list[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -102,15 +110,22 @@ class Candidate:
     score: float
     fused: float
     components: Components = field(repr=False)
+    kind: str = "turn"
+    memory_id: int | None = None
 
 
 @dataclass(frozen=True)
 class Feedback:
-    """memory.feedback: the verdict's id and the turn's trust before and after it."""
+    """memory.feedback: the verdict's id, the trust before and after it (of the turn judged, or carrying the
+    memory's words; None for a session), the verdict, whether it counted (an agent's repeat of its last
+    verdict on the same target does not) and what it did."""
 
     feedback_id: int
-    trust_before: float
-    trust_after: float
+    trust_before: float | None
+    trust_after: float | None
+    verdict: Verdict
+    counted: bool
+    effect: str
 
 
 @dataclass(frozen=True)
@@ -137,14 +152,16 @@ class MemoryItem:
     superseded_by: int | None
     turn_id: int
     evidence_turn_ids: list[int]
+    origin: Literal["remember", "patterns", "llm"]
 
 
 @dataclass(frozen=True)
 class Remembered(MemoryItem):
-    """memory.remember: the memory, and outcome: created, updated (it superseded the version of its key) or
-    unchanged (the same claim was already held)."""
+    """memory.remember: the memory, and outcome: created, updated (it superseded the version of its key),
+    unchanged (the same claim was already held) or merged (a paraphrase of a memory held, which gained its
+    evidence)."""
 
-    outcome: Literal["created", "updated", "unchanged"]
+    outcome: Literal["created", "updated", "unchanged", "merged"]
 
 
 @dataclass(frozen=True)

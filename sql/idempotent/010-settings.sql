@@ -16,8 +16,9 @@ as $$
     -- a call to one may take, are the administrator's: set in memory.config; a session or call may
     -- change them only for memory_admin.
     select d.*,
-           case when d.key in ('embedder', 'summarizer', 'entity_extractor', 'openai_base_url', 'openai_embedding_model',
-                               'openai_embedding_dimensions', 'openai_chat_model', 'client_dimensions',
+           case when d.key in ('embedder', 'summarizer', 'entity_extractor', 'memory_extractor', 'openai_base_url',
+                               'openai_embedding_model', 'openai_embedding_dimensions', 'openai_chat_model',
+                               'client_dimensions',
                                'http_timeout_seconds', 'http_retries', 'rerank', 'rerank_url', 'rerank_model',
                                'rerank_timeout_seconds')
                 then 'admin' else 'session' end
@@ -100,6 +101,10 @@ as $$
         ('trust_unhelpful_factor', '0.5', 'number', null, 0, 1,
          'What an unhelpful verdict multiplies a turn''s trust by (down to trust_min): one no outweighs one yes.'),
         ('trust_min', '0.05', 'number', null, 0.000001, 1, 'The lowest trust feedback can leave a turn with.'),
+        ('feedback_retract_after', '2', 'integer', null, 1, 1000,
+         'How many agents must call a memory incorrect (memory.feedback verdict incorrect) for it to be retracted.'),
+        ('feedback_stale_factor', '0.5', 'number', null, 0, 1,
+         'What a stale verdict multiplies a memory''s importance by.'),
         ('trust_max', '2', 'number', null, 1, 100, 'The highest trust feedback can give a turn.'),
         ('bootstrap_max_chars', '4000', 'integer', null, 100, 1000000,
          'The character budget of memory.bootstrap() when the call does not give one.'),
@@ -115,6 +120,21 @@ as $$
          'How enrichment finds the entities turns mention: deterministic (names, handles, tags, paths, URLs, code '
          || 'identifiers, quoted titles, gazetteer tools, speakers), llm (one call per session to the chat endpoint '
          || 'the llm summarizer uses, openai_chat_model), or none.'),
+        ('memory_extractor', '"patterns"', 'string', '["patterns", "llm", "none"]', null, null,
+         'How enrichment proposes curated memories from what users say, each with its turn as evidence: patterns '
+         || '(explicit statements: rules such as "always ..." or "from now on ...", "I prefer ...", "we decided '
+         || '...", "remember that ...", "my X is Y"; never from a question or a supposition), llm (one call per '
+         || 'session to the chat endpoint, openai_chat_model), or none.'),
+        ('extracted_memory_status', '"active"', 'string', '["active", "pending"]', null, null,
+         'How memories enrichment proposes are stored: active (recalled at once) or pending (kept for review: '
+         || 'memory.approve or memory.retract).'),
+        ('memory_dedup', '"merge"', 'string', '["merge", "shadow", "off"]', null, null,
+         'Semantic dedup of remembered claims: a claim whose vector is within memory_dedup_threshold of a memory '
+         || 'the agent holds (same kind; same key when it has one) and that states the same numbers, names and '
+         || 'polarity is merged into it (merge), only logged in memory.memory_merges beside the new memory '
+         || '(shadow), or not looked for (off).'),
+        ('memory_dedup_threshold', '0.9', 'number', null, 0, 1,
+         'The cosine at or above which semantic dedup takes a claim for a paraphrase of a memory held.'),
         ('entity_gazetteer', '{}', 'object', null, null, null,
          'Names the extractor knows, with their type, on top of its own: {"acme cloud": "org", "fizzbuzz": "tool"}.'),
         ('recall_count_access', 'false', 'boolean', null, null, null,

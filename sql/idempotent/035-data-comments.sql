@@ -107,15 +107,27 @@ comment on column memory.corpus.agent_id is 'The agent.';
 comment on column memory.corpus.chunks is 'How many chunks are indexed.';
 comment on column memory.corpus.total_length is 'Their total length (lexeme occurrences), for the average length.';
 
-comment on table memory.feedback is 'Every helpful / unhelpful verdict on a turn and the trust it moved (audit trail).';
+comment on table memory.feedback is
+'Every verdict (helpful, unhelpful, incorrect, stale) on a turn, a memory or a session, who gave it and what it '
+'did (audit trail).';
 comment on column memory.feedback.tenant_id is 'The tenant.';
 comment on column memory.feedback.feedback_id is 'Internal key of the verdict.';
-comment on column memory.feedback.turn_key is 'The turn judged (memory.turns.turn_key, the turn_id recall returns).';
-comment on column memory.feedback.helpful is 'True when the turn helped, false when it did not.';
+comment on column memory.feedback.turn_key is
+'The turn judged (memory.turns.turn_key, the turn_id recall returns); null when a memory or session was.';
+comment on column memory.feedback.helpful is 'True for verdict helpful, false for the others.';
+comment on column memory.feedback.verdict is 'helpful, unhelpful, incorrect or stale.';
+comment on column memory.feedback.memory_id is 'The curated memory judged; null when a turn or session was.';
+comment on column memory.feedback.session_key is 'The session judged as a whole; null when a turn or memory was.';
+comment on column memory.feedback.judged_by is
+'The agent that gave the verdict (memory.feedback''s agent_id), or the role when it named none.';
+comment on column memory.feedback.counted is
+'False for a judge''s repeat of the verdict it last gave the same target: kept, but it moved nothing.';
+comment on column memory.feedback.effect is 'What the verdict did: trust moved, importance lowered, retracted.';
 comment on column memory.feedback.query is 'The query the turn was recalled for, when given.';
 comment on column memory.feedback.note is 'Free text from whoever gave the verdict.';
-comment on column memory.feedback.trust_before is 'The turn''s trust before this verdict.';
-comment on column memory.feedback.trust_after is 'The turn''s trust after it.';
+comment on column memory.feedback.trust_before is
+'The trust of the turn judged (or carrying the memory''s words) before this verdict; null for a session.';
+comment on column memory.feedback.trust_after is 'That trust after it.';
 comment on column memory.feedback.given_by is 'The database role that gave it.';
 comment on column memory.feedback.created_at is 'When it was given.';
 
@@ -173,7 +185,10 @@ comment on column memory.memories.tags is 'The caller''s tags.';
 comment on column memory.memories.importance is 'How much it matters, 0 to 1.';
 comment on column memory.memories.confidence is 'How sure its source is of it, 0 to 1.';
 comment on column memory.memories.status is
-'active, ongoing (work in progress), resolved, superseded (a newer version holds) or retracted (never true).';
+'active, ongoing (work in progress), resolved, superseded (a newer version holds), retracted (never true) or '
+'pending (proposed by enrichment, awaiting memory.approve or memory.retract).';
+comment on column memory.memories.origin is
+'Who proposed it: remember (a caller), or patterns or llm (enrichment''s extractor, setting memory_extractor).';
 comment on column memory.memories.valid_from is 'When it began to hold.';
 comment on column memory.memories.valid_to is
 'When it stopped holding (superseded, resolved or retracted); null: it holds.';
@@ -184,3 +199,19 @@ comment on column memory.memories.canonical is
 comment on column memory.memories.turn_key is 'The turn of session ''remembered'' that carries its words in recall.';
 comment on column memory.memories.evidence_turns is 'The turns it came from.';
 comment on column memory.memories.supersedes is 'The version of the same key it replaced; null: the first.';
+
+comment on table memory.memory_merges is
+'Semantic dedup''s log: each remembered claim that paraphrased a memory held (memory_id, similarity), '
+'merged into it (merged true) or, in shadow mode, only recorded beside the memory created instead '
+'(created_memory_id).';
+comment on column memory.memory_merges.tenant_id is 'The tenant.';
+comment on column memory.memory_merges.merge_id is 'The log entry''s id.';
+comment on column memory.memory_merges.agent_id is 'The agent that remembered the claim.';
+comment on column memory.memory_merges.kind is 'The claim''s kind.';
+comment on column memory.memory_merges.recorded_at is 'When the claim was remembered.';
+comment on column memory.memory_merges.recorded_by is 'The role that remembered it.';
+comment on column memory.memory_merges.memory_id is 'The memory held that the claim paraphrased.';
+comment on column memory.memory_merges.content is 'The claim remembered.';
+comment on column memory.memory_merges.similarity is 'Cosine of the claim''s vector to the memory''s words.';
+comment on column memory.memory_merges.merged is 'true: merged (no new memory); false: shadow mode, recorded only.';
+comment on column memory.memory_merges.created_memory_id is 'Shadow mode: the memory created instead of the merge.';

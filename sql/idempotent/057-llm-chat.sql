@@ -1,10 +1,12 @@
 -- The chat endpoint (openai_base_url, openai_chat_model, secret openai_api_key) as enrichment uses it:
--- for an llm summary of a session and for the llm entity extractor. One function holds the key.
+-- for an llm summary of a session, the llm entity extractor and the llm memory extractor. One function
+-- holds the key.
 
--- The endpoint's answer to the request of one purpose (agent_memory_db.chat_requests: 'summary' or
--- 'entities') built from a session's turns. Runs as the owner to read the key; the endpoint, model, timeouts
--- and whether the purpose's setting chose llm at all come from the configuration (the caller's settings
--- only when the login administers), so a caller cannot send text, or the key, anywhere else.
+-- The endpoint's answer to the request of one purpose (agent_memory_db.chat_requests: 'summary',
+-- 'entities' or 'memories') built from a session's turns. Runs as the owner to read the key; the endpoint,
+-- model, timeouts and whether the purpose's setting chose llm at all come from the configuration (the
+-- caller's settings only when the login administers), so a caller cannot send text, or the key, anywhere
+-- else.
 create or replace function memory_internal._llm_chat(purpose text, turns jsonb, settings jsonb) returns text
 language plpython3u
 security definer
@@ -30,5 +32,5 @@ except openai_compat.ProviderError as exc:
 $$;
 
 comment on function memory_internal._llm_chat(text, jsonb, jsonb) is
-'Internal: the chat endpoint''s answer to a session''s llm summary or llm entity request (owner-run: reads '
-'the key; endpoint and model from the configuration).';
+'Internal: the chat endpoint''s answer to a session''s llm summary, llm entity or llm memory request '
+'(owner-run: reads the key; endpoint and model from the configuration).';

@@ -65,6 +65,7 @@ declare
     v_keys bigint [];
     v_chunks integer [];
     v_vectors vector [];
+    v_proposed text;
 begin
     select coalesce(jsonb_agg(jsonb_build_object(
                 'turn_key', t.turn_key, 'role', t.role, 'name', t.name, 'content', t.content,
@@ -108,6 +109,15 @@ begin
     end if;
     if v_settings ->> 'entity_extractor' = 'llm' then
         v_named := memory_internal._llm_chat('entities', v_turns, v_settings);
+    end if;
+    if v_settings ->> 'memory_extractor' = 'llm' and v_source_kind is distinct from 'remember' then
+        v_proposed := memory_internal._llm_chat('memories', v_turns, v_settings);
+    end if;
+
+    -- Curated memories the session's users state (a remembered fact is one already), before the writes
+    -- below: remembering embeds each claim to look for a paraphrase.
+    if v_settings ->> 'memory_extractor' <> 'none' and v_source_kind is distinct from 'remember' then
+        perform memory_internal._extract_memories(tenant, session, v_turns, v_settings, v_proposed);
     end if;
 
     -- Chunks: keep unchanged ones, replace changed ones, drop those the settings no longer produce.
@@ -176,11 +186,13 @@ begin
     if v_model is not null then
         perform memory_internal._embed_session(tenant, session, v_model.model);
     end if;
+
 end
 $$;
 
 comment on function memory_internal._enrich_session(text, bigint) is
-'Internal: enriches one session (chunks, embeddings, summary, session embedding), skipping unchanged work.';
+'Internal: enriches one session (chunks, embeddings, summary, session embedding, entity mentions, curated '
+'memories its users state), skipping unchanged work.';
 
 -- The session's vector: the normalized mean of its chunks' vectors under one model (no model call).
 -- Each chunk's vector is looked up by its whole key (a lateral subquery the limit keeps from being

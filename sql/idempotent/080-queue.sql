@@ -77,6 +77,8 @@ begin
         -- Enrichment is derived data and a job whose completion was lost in a crash simply runs again,
         -- so its transaction need not wait for the WAL flush.
         perform pg_catalog.set_config('synchronous_commit', 'off', true);
+        -- The job's tenant is the tenant of what it writes through the API (memories it extracts).
+        perform pg_catalog.set_config('memory.tenant_id', v_job.tenant_id, true);
         -- One lock order for commit, forget and workers: the session row, then the rows of the session.
         -- A worker shares its session's key (commits go on; forget waits for the job), then holds its job
         -- row while it works, so a worker that finds the lease run out skips the job instead of running

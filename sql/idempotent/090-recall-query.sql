@@ -184,7 +184,7 @@ comment on function memory_internal._query_entities(
 
 -- The query prepared for the candidate lists and the full-text score.
 create or replace function memory_internal._prepare_query(
-    query text, tenant text, agent text, settings jsonb, entities text[], entity_mode text
+    query text, tenant text, agent text, settings jsonb, entities text[], entity_mode text, intent text
 )
 returns memory_internal._recall_query
 language plpgsql
@@ -233,10 +233,13 @@ begin
         ), ' | ')::tsquery;
     end if;
     q := memory_internal._query_entities(q, tenant, agent, entities, entity_mode, settings -> 'entity_gazetteer');
+    -- The kind of memory the question asks for (the caller's intent, else the one its words name).
+    q.intent := case when intent is null then memory.query_intent(query) when intent <> 'none' then intent end;
+    q.intent_kinds := case when q.intent is not null then array[q.intent] end;
     return q;
 end
 $$;
 
-comment on function memory_internal._prepare_query(text, text, text, jsonb, text[], text) is
+comment on function memory_internal._prepare_query(text, text, text, jsonb, text[], text, text) is
 'Internal: a recall query prepared once (text searched, speakers and entities named, lexemes with df '
-'and idf in scope, the period it names).';
+'and idf in scope, the period it names, the kind of memory it asks for).';

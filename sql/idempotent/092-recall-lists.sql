@@ -60,7 +60,7 @@ comment on function memory_internal._nearest_sql(text, text[], text, integer, bo
 -- Every candidate chunk of a recall: the union of the full-text, vector and session lists.
 create or replace function memory_internal._candidate_chunks(
     tenant text, agent_id text, since timestamptz, until timestamptz, source text, settings jsonb,
-    q memory_internal._recall_query, query_vector vector, recall_model text
+    q memory_internal._recall_query, query_vector vector, recall_model text, as_of timestamptz, include_ended boolean
 ) returns table (turn_key bigint, chunk_no integer)
 language plpgsql
 volatile
@@ -132,10 +132,11 @@ begin
               q.entity_sessions, (settings ->> 'session_candidates')::integer;
     end if;
 
-    -- The words of memories that were superseded or retracted (and hold for no other memory) are left out.
+    -- The words of memories recall does not show (memory_internal._turn_memory: superseded, retracted or
+    -- pending, or at as_of not holding) are left out. A memory recall shows stands for the turns it came
+    -- from, so it is a candidate whenever one of them is.
     return query
-    select a.turn_key, a.chunk_no
-    from (
+    with found as (
         select u.turn_key, u.chunk_no
         from unnest(coalesce(v_lex_keys, '{}') || coalesce(v_dense_keys, '{}'),
                     coalesce(v_lex_chunks, '{}') || coalesce(v_dense_chunks, '{}')) as u (turn_key, chunk_no)
@@ -173,16 +174,27 @@ begin
                 case when e.embedding is null then ts_rank_cd(c.tsv, q.tsquery) end desc nulls last, c.turn_key
             limit 2
         ) as best
-    ) as a
-    where not coalesce((
-        select bool_and(m.status in ('superseded', 'retracted')) from memory.memories as m
-        where m.tenant_id = tenant and m.turn_key = a.turn_key
-    ), false);
+    )
+
+    select f.turn_key, f.chunk_no
+    from found as f
+    where not exists (select from memory.memories as m where m.tenant_id = tenant and m.turn_key = f.turn_key)
+        or exists (select from memory_internal._turn_memory(tenant, f.turn_key, as_of, include_ended))
+    union
+    select c.turn_key, c.chunk_no
+    from memory.memories as m
+    inner join memory.chunks as c on m.tenant_id = c.tenant_id and m.turn_key = c.turn_key and c.chunk_no = 0
+    cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until,
+                                                    _candidate_chunks.source, q.entity_sessions)
+    where m.tenant_id = tenant and m.evidence_turns && array(select f.turn_key from found as f)
+        and (_candidate_chunks.agent_id is null or m.agent_id = _candidate_chunks.agent_id)
+        and exists (select from memory_internal._turn_memory(tenant, m.turn_key, as_of, include_ended));
 end
 $$;
 
 comment on function memory_internal._candidate_chunks(
-    text, text, timestamptz, timestamptz, text, jsonb, memory_internal._recall_query, vector, text
+    text, text, timestamptz, timestamptz, text, jsonb, memory_internal._recall_query, vector, text, timestamptz, boolean
 ) is
 'Internal: every candidate chunk of a recall (full-text, vector and session lists), less the words of '
-'superseded and retracted memories.';
+'memories recall does not show (superseded, retracted, pending; at as_of, those that did not hold), plus '
+'the memories whose evidence turns are candidates.';

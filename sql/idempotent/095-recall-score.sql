@@ -64,7 +64,8 @@ chunk_values as (
     cross join lateral (
         select row(f.turn_key, f.session_key, f.chunk_no, f.position, f.role, f.name, f.created_at, null, f.trust,
                    f.access_count, f.bm25, f.cosine, f.context_cosine, f.context_similarity,
-                   null, null, null, null, null, null, null, null, null, null, null)::memory.recall_candidate as c
+                   null, null, null, null, null, null, null, null, null, null, null,
+                   null, null, null, null)::memory.recall_candidate as c
     ) as k
     cross join lateral unnest(array[%1$s]::double precision [], $8::double precision [])
         with ordinality as v (value, weight, n)
@@ -177,12 +178,19 @@ described as materialized (
            cardinality(($4).neighbor_keys) > 0 and exists (
                select from memory.entity_mentions as m
                where m.tenant_id = $1 and m.turn_key = sc.turn_key and m.entity_key = any(($4).neighbor_keys)
-           ) as neighbor_mentioned
+           ) as neighbor_mentioned,
+           tm.kind as memory_kind, tm.importance as memory_importance, tm.status as memory_status,
+           tm.evidence_turns as memory_evidence
     from scored as sc
+    -- The memory the turn's words carry, if any (as_of and include_ended from the context).
+    left join lateral memory_internal._turn_memory(
+        $1, sc.turn_key, ($11 ->> 'as_of')::timestamptz, ($11 ->> 'include_ended')::boolean
+    ) as tm on true
 ),
 -- Every boost signal of each turn, added up in the turn's own row (a few values: no join back needed).
 final as (
-    select d.turn_key, d.session_key, d.chunk_no, d.text, d.fused, d.fused + b.boost as score,
+    select d.turn_key, d.session_key, d.chunk_no, d.text, d.fused, d.fused + b.boost as own_score, d.memory_evidence,
+           m.memory_lift,
            d.fusion_values || b.boost_values as signal_values,
            d.fusion_contributions || b.boost_contributions as contributions,
            d.ranks, d.zs,
@@ -193,7 +201,9 @@ final as (
                    d.trust, d.access_count, d.bm25, d.cosine, d.context_cosine, d.context_similarity, d.fused,
                    d.session_best, d.previous_fused, d.next_fused, d.summary_z, d.session_vector_z, d.speaker_named,
                    d.holds_open_loop, d.days_from_period, d.entities_mentioned,
-                   d.neighbor_mentioned)::memory.recall_candidate as c
+                   d.neighbor_mentioned, d.memory_kind, d.memory_importance, d.memory_status,
+                   -- The kind asked for, on a memory more relevant than the candidates' mean.
+                   coalesce(d.memory_kind = any(($4).intent_kinds) and d.fused > 0, false))::memory.recall_candidate as c
     ) as k
     cross join lateral (
         select coalesce(sum(v.weight * coalesce(v.value, 0)), 0) as boost,
@@ -201,17 +211,40 @@ final as (
                coalesce(array_agg(v.weight * coalesce(v.value, 0) order by v.n), '{}') as boost_contributions
         from unnest(array[%2$s]::double precision [], $9::double precision []) with ordinality as v (value, weight, n)
     ) as b
+    -- What being a curated memory adds to the score: its boosts less those of its words as a plain turn.
+    cross join lateral (
+        select case when d.memory_kind is null then 0 else b.boost - coalesce(sum(v.weight * coalesce(v.value, 0)), 0) end
+            as memory_lift
+        from (
+            select jsonb_populate_record(
+                k.c, '{"memory_kind": null, "memory_importance": null, "memory_status": null, "intended": false}'
+            ) as c
+        ) as k
+        cross join lateral unnest(array[%2$s]::double precision [], $9::double precision []) with ordinality as v (value, weight, n)
+        where d.memory_kind is not null
+    ) as m
+),
+-- A curated memory stands for the turns it came from: it scores at least as its best evidence turn among
+-- the candidates does (which has the conversation around it that a memory lacks) plus what being a memory
+-- adds (memory_lift: importance, kind, status), and ranks ahead of it. Other candidates keep their score.
+placed as (
+    select f.*, greatest(f.own_score, f.memory_lift + (
+        select max(e.own_score) from final as e where e.turn_key = any(f.memory_evidence)
+    )) as score
+    from final as f
 ),
 reranked as (
     select memory_internal._rerank($10, array_agg(f.text order by f.fused_rank), $7) as answer
-    from final as f
+    from placed as f
     where $7 ->> 'rerank' = 'http' and f.fused_rank <= ($7 ->> 'rerank_candidates')::integer
     having count(*) > 0
 )
 select f.turn_key, f.session_key, f.chunk_no, f.score, f.fused, rr.score as rerank_score,
-       row_number() over (order by rr.score desc nulls last, f.score desc, f.turn_key) as ord,
+       row_number() over (
+           order by rr.score desc nulls last, f.score desc, f.memory_evidence is null, f.turn_key
+       ) as ord,
        f.signal_values, f.contributions, f.ranks, f.zs, r.answer ->> 'error' as rerank_error, $11::jsonb as context
-from final as f
+from placed as f
 left join reranked as r on true
 left join lateral (select (r.answer -> 'scores' ->> (f.fused_rank - 1)::integer)::double precision as score) as rr
     on true
@@ -248,7 +281,8 @@ comment on function memory_internal._scoring_statement(text, text) is
 -- (ord). recall and explain_recall read it.
 create or replace function memory_internal._recall_candidates(
     query text, agent_id text, since timestamptz, until timestamptz, source text,
-    entities text[], entity_mode text, weights jsonb, query_vector vector
+    entities text[], entity_mode text, weights jsonb, query_vector vector, as_of timestamptz,
+    include_ended boolean, intent text
 ) returns table (
     turn_key bigint, session_key bigint, chunk_no integer, score double precision, fused double precision,
     rerank_score double precision, ord bigint, signal_values double precision[], contributions double precision[],
@@ -256,6 +290,9 @@ create or replace function memory_internal._recall_candidates(
 )
 language plpgsql
 volatile
+-- Callers plan for about as many rows as recall_candidates gives (the default of 1000 made plans that
+-- joined candidates to themselves look costly enough to compile with JIT, which cost more than the recall).
+rows 100
 -- The scoring statement is planned once per session (memory_internal._scoring_statement); a generic plan suits it.
 set plan_cache_mode = force_generic_plan
 as $$
@@ -282,7 +319,14 @@ begin
     if since is not null and until is not null and since > until then
         raise exception 'agent_memory: since (%) is after until (%)', since, until;
     end if;
-    v_q := memory_internal._prepare_query(query, v_tenant, agent_id, v_cfg, entities, entity_mode);
+    if intent is not null and not intent = any (memory_internal._memory_kinds() || 'none'::text) then
+        raise exception 'agent_memory: intent must be none or a memory kind (%), got %',
+            array_to_string(memory_internal._memory_kinds(), ', '), intent using errcode = 'invalid_parameter_value';
+    end if;
+    if include_ended is null then
+        raise exception 'agent_memory: include_ended must be true or false' using errcode = 'null_value_not_allowed';
+    end if;
+    v_q := memory_internal._prepare_query(query, v_tenant, agent_id, v_cfg, entities, entity_mode, intent);
 
     -- Vectors: the query embedded in the database (or given), against the model recall may use.
     select * into v_model from memory_internal._embedding_model(v_cfg);
@@ -315,8 +359,9 @@ begin
     end if;
 
     select array_agg(c.turn_key), array_agg(c.chunk_no) into v_keys, v_chunks
-    from memory_internal._candidate_chunks(v_tenant, agent_id, since, until, source, v_cfg, v_q, v_vector,
-                                           v_recall_model) as c;
+    -- At as_of, nothing said after it is recalled.
+    from memory_internal._candidate_chunks(v_tenant, agent_id, since, least(until, as_of), source, v_cfg, v_q, v_vector,
+                                           v_recall_model, as_of, include_ended) as c;
 
     select * into v_fusion from memory_internal._signal_calls('fusion', v_cfg);
     select * into v_boost from memory_internal._signal_calls('boost', v_cfg);
@@ -325,7 +370,8 @@ begin
         'entities_matched', to_jsonb(v_q.entity_names),
         'degraded', to_jsonb(v_degraded), 'signals', to_jsonb(v_fusion.names || v_boost.names),
         'fusion_signals', cardinality(v_fusion.names), 'weights', to_jsonb(v_fusion.weights || v_boost.weights),
-        'rerank', v_cfg ->> 'rerank'
+        'rerank', v_cfg ->> 'rerank', 'as_of', as_of, 'include_ended', include_ended,
+        'route', case when v_q.intent is not null then 'memory first: ' || v_q.intent else 'hybrid' end
     );
     -- A prepared statement takes its arguments as values in the EXECUTE command (quoted literals).
     return query execute format(
@@ -338,6 +384,6 @@ end
 $$;
 
 comment on function memory_internal._recall_candidates(
-    text, text, timestamptz, timestamptz, text, text[], text, jsonb, vector
+    text, text, timestamptz, timestamptz, text, text[], text, jsonb, vector, timestamptz, boolean, text
 )
 is 'Internal: every candidate turn of a recall with each signal''s value and contribution and the final score.';

@@ -29,6 +29,7 @@ as $$
         'speakers_matched', context -> 'speakers_matched',
         'entities_matched', context -> 'entities_matched',
         'degraded', context -> 'degraded',
+        'route', context -> 'route',
         'rerank', case when context ->> 'rerank' <> 'none' then jsonb_build_object(
             'score', round(rerank_score::numeric, 6), 'error', rerank_error
         ) end
@@ -52,10 +53,14 @@ create or replace function memory.recall(
     entities text[] default null,
     entity_mode text default 'any',
     weights jsonb default null,
-    query_vector vector default null
+    query_vector vector default null,
+    as_of timestamptz default null,
+    include_ended boolean default false,
+    intent text default null
 ) returns table (
     session_id text, agent text, turn_id bigint, message_id text, role text, speaker text,
-    created_at timestamptz, content text, summary text, score double precision, components jsonb
+    created_at timestamptz, content text, summary text, score double precision, components jsonb,
+    kind text, memory_id bigint, evidence_turn_ids bigint[]
 )
 language plpgsql
 volatile
@@ -75,7 +80,18 @@ begin
     if level not in ('turn', 'session') then
         raise exception 'agent_memory: level must be turn or session, got %', level;
     end if;
-    -- Rank once; the hits are kept to return them and, when access counting is on, to count them.
+    -- Rank once; the hits are kept to return them and, when access counting is on, to count them. A turn
+    -- that is the evidence of a memory ranked above it is not a hit of its own: the memory carries its id.
+    with candidates as materialized (
+        select c.*, tm.evidence_turns
+        from memory_internal._recall_candidates(recall.query, recall.agent_id, recall.since, recall.until,
+                                                recall.source, recall.entities, recall.entity_mode, recall.weights,
+                                                recall.query_vector, recall.as_of, recall.include_ended,
+                                                recall.intent) as c
+        left join lateral memory_internal._turn_memory(v_tenant, c.turn_key, recall.as_of, recall.include_ended)
+            as tm on true
+    )
+
     select array_agg(h.turn_key order by h.ord), array_agg(h.session_key order by h.ord),
            array_agg(h.score order by h.ord),
            array_agg(memory_internal._components(h.chunk_no, h.fused, h.signal_values, h.contributions, h.ranks, h.zs,
@@ -84,9 +100,10 @@ begin
     from (
         select c.* from (
             select c.*, row_number() over (partition by c.session_key order by c.ord) as in_session
-            from memory_internal._recall_candidates(recall.query, recall.agent_id, recall.since, recall.until, recall.source,
-                                           recall.entities, recall.entity_mode, recall.weights,
-                                           recall.query_vector) as c
+            from candidates as c
+            where not exists (
+                select from candidates as m where m.ord < c.ord and c.turn_key = any(m.evidence_turns)
+            )
         ) as c
         where recall.level = 'turn' or c.in_session = 1
         order by c.ord
@@ -95,12 +112,14 @@ begin
 
     return query
     select s.session_id, s.agent_id, t.turn_key, t.message_id, t.role, t.name, t.created_at, t.content,
-           m.summary, h.score, h.components
+           m.summary, h.score, h.components, coalesce(tm.kind, 'turn'), tm.memory_id, tm.evidence_turns
     from unnest(v_turns, v_sessions, v_scores, v_components) with ordinality
         as h (turn_key, session_key, score, components, n)
     inner join memory.turns as t on t.tenant_id = v_tenant and h.turn_key = t.turn_key
     inner join memory.sessions as s on s.tenant_id = v_tenant and h.session_key = s.session_key
     left join memory.summaries as m on m.tenant_id = v_tenant and h.session_key = m.session_key
+    left join lateral memory_internal._turn_memory(v_tenant, h.turn_key, recall.as_of, recall.include_ended)
+        as tm on true
     order by h.n;
 
     if (coalesce(recall.weights -> 'recall_count_access', memory.setting('recall_count_access')))::boolean then
@@ -112,15 +131,20 @@ end
 $$;
 
 comment on function memory.recall(
-    text, integer, text, timestamptz, timestamptz, text, text, text[], text, jsonb, vector
+    text, integer, text, timestamptz, timestamptz, text, text, text[], text, jsonb, vector, timestamptz, boolean, text
 )
-is 'The turns (level turn) or sessions (level session, with their best turn) that best answer a query, best '
-'first: full-text (BM25) and vector scores of each turn''s best chunk fused, plus the boost signals of '
-'memory.signal_definitions(), and an optional rerank stage (setting rerank). Filters: agent_id, '
+is 'The turns and curated memories (level turn) or sessions (level session, with their best turn) that best '
+'answer a query, best first: full-text (BM25) and vector scores of each turn''s best chunk fused, plus the '
+'boost signals of memory.signal_definitions(), and an optional rerank stage (setting rerank). kind is '
+'''turn'' for what was said, or the memory''s kind (rule, preference, ...) with its memory_id and '
+'evidence_turn_ids (a turn ranked below a memory it is evidence of is left out). Filters: agent_id, '
 'since/until (event time), source. entities: names the recall is about, besides those the query names '
-'(signal entity); entity_mode all keeps to sessions that mention every one. weights: per-call settings, e.g. '
-'''{"weight_dense": 0.5}''. query_vector: for callers that embed themselves. components shows every '
-'signal''s value, weight and contribution.';
+'(signal entity); entity_mode all keeps to sessions that mention every one. as_of: what was said by then '
+'and the memories that held then; include_ended: superseded and retracted memories too. intent: the memory '
+'kind the question asks for (default: memory.query_intent(query); none: no routing), whose memories come '
+'first (signal kind). weights: per-call settings, e.g. ''{"weight_dense": 0.5}''. query_vector: for '
+'callers that embed themselves. components shows every signal''s value, weight and contribution, and the '
+'route taken.';
 
 create or replace function memory.explain_recall(
     query text,
@@ -131,25 +155,32 @@ create or replace function memory.explain_recall(
     entities text[] default null,
     entity_mode text default 'any',
     weights jsonb default null,
-    query_vector vector default null
+    query_vector vector default null,
+    as_of timestamptz default null,
+    include_ended boolean default false,
+    intent text default null
 ) returns table (
     rank bigint, session_id text, turn_id bigint, speaker text, content text, score double precision,
-    fused double precision, components jsonb
+    fused double precision, components jsonb, kind text, memory_id bigint
 )
 language sql
 volatile
 as $$
     select c.ord, s.session_id, t.turn_key, t.name, t.content, c.score, c.fused,
            memory_internal._components(c.chunk_no, c.fused, c.signal_values, c.contributions, c.ranks, c.zs, c.rerank_score,
-                              c.rerank_error, c.context)
+                              c.rerank_error, c.context), coalesce(tm.kind, 'turn'), tm.memory_id
     from memory_internal._recall_candidates(query, agent_id, since, until, source, entities, entity_mode, weights,
-                                   query_vector) as c
+                                   query_vector, as_of, include_ended, intent) as c
     inner join memory.turns as t on t.tenant_id = memory.current_tenant() and c.turn_key = t.turn_key
     inner join memory.sessions as s on s.tenant_id = memory.current_tenant() and c.session_key = s.session_key
+    left join lateral memory_internal._turn_memory(memory.current_tenant(), c.turn_key, as_of, include_ended) as tm
+        on true
     order by c.ord
 $$;
 
-comment on function memory.explain_recall(text, text, timestamptz, timestamptz, text, text[], text, jsonb, vector) is
+comment on function memory.explain_recall(
+    text, text, timestamptz, timestamptz, text, text[], text, jsonb, vector, timestamptz, boolean, text
+) is
 'Every candidate of a recall in final order with its fused score, the final score and components (every '
 'signal''s value, weight and contribution; fusion signals with their rank and z-score among the '
 'candidates): what to read to understand and tune ranking.';

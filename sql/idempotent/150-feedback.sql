@@ -1,48 +1,166 @@
--- Feedback: a helpful or unhelpful verdict on a recalled turn moves its trust, which recall weighs
--- (weight_trust * ln(trust)). Asymmetric by default: one unhelpful verdict halves trust, a helpful
--- one adds 0.1, so a wrong memory sinks fast and a good one rises slowly. Every verdict is kept.
+-- Feedback: a verdict on a recalled turn, a curated memory or a whole session. helpful raises trust,
+-- which recall weighs (weight_trust * ln(trust)), by trust_helpful_step; unhelpful, incorrect and stale
+-- lower it by trust_unhelpful_factor, so a wrong memory sinks fast and a good one rises slowly. On a
+-- memory the verdict moves the trust of the turn that carries its words, and more: incorrect from
+-- feedback_retract_after agents retracts it, stale multiplies its importance by feedback_stale_factor. On
+-- a session it moves the trust of every turn. An agent's repeat of the verdict it last gave the same target
+-- is kept but moves nothing. Every verdict is kept with what it did.
+
+-- Trust after one verdict: up a step for helpful, down by the factor otherwise, within the bounds, and
+-- never the other way (a turn above trust_max stays where a DBA put it).
+create or replace function memory_internal._trust_after(trust real, helpful boolean) returns real
+language sql
+stable
+as $$
+    select case when helpful
+        then greatest(trust, least((memory.setting('trust_max') #>> '{}')::real,
+                                   trust + (memory.setting('trust_helpful_step') #>> '{}')::real))
+        else least(trust, greatest((memory.setting('trust_min') #>> '{}')::real,
+                                   trust * (memory.setting('trust_unhelpful_factor') #>> '{}')::real))
+    end
+$$;
+
+comment on function memory_internal._trust_after(real, boolean) is
+'Internal: a turn''s trust after a helpful or other verdict (trust_helpful_step, trust_unhelpful_factor, '
+'within trust_min and trust_max).';
+
+comment on type memory.feedback_given is
+'What memory.feedback returns: the verdict''s id in memory.feedback, the trust before and after (of the turn '
+'judged or carrying the memory''s words; null for a session), the verdict, whether it counted and its effect.';
+
 create or replace function memory.feedback(
-    turn_id bigint, helpful boolean, query text default null, note text default null
-) returns table (feedback_id bigint, trust_before real, trust_after real)
+    turn_id bigint default null, helpful boolean default null, query text default null, note text default null,
+    verdict text default null, memory_id bigint default null, session_id text default null,
+    agent_id text default null
+) returns setof memory.feedback_given
 language plpgsql
 as $$
 #variable_conflict use_column
 declare
     v_tenant text := memory.current_tenant();
+    v_verdict text := coalesce(feedback.verdict, case when feedback.helpful then 'helpful' when not feedback.helpful then 'unhelpful' end);
+    v_judge text := coalesce(feedback.agent_id, current_user);
+    v_turn bigint := feedback.turn_id;
+    v_session bigint;
+    v_memory record;
+    v_last text;
+    v_counted boolean;
     v_before real;
     v_after real;
+    v_effect text;
+    v_incorrect bigint;
     v_feedback bigint;
 begin
-    if feedback.helpful is null then
-        raise exception 'agent_memory: feedback needs helpful => true or false' using errcode = 'null_value_not_allowed';
+    select null::bigint as memory_id, null::bigint as turn_key, null::text as status, null::double precision as importance
+    into v_memory;
+    if v_verdict is null or v_verdict not in ('helpful', 'unhelpful', 'incorrect', 'stale') then
+        raise exception 'agent_memory: feedback verdict must be helpful, unhelpful, incorrect or stale, got %',
+            coalesce(v_verdict, 'none') using errcode = 'invalid_parameter_value',
+            hint = 'pass verdict => ''stale'' (or helpful => true or false)';
     end if;
-    select t.trust into v_before from memory.turns as t
-    where t.tenant_id = v_tenant and t.turn_key = feedback.turn_id
-    for update;
-    if not found then
-        raise exception 'agent_memory: no turn % in tenant "%"', feedback.turn_id, v_tenant
-            using errcode = 'no_data_found';
+    if feedback.helpful is not null and feedback.helpful <> (v_verdict = 'helpful') then
+        raise exception 'agent_memory: feedback helpful => % contradicts verdict %',
+            case when feedback.helpful then 'true' else 'false' end, v_verdict
+            using errcode = 'invalid_parameter_value';
     end if;
-    v_after := case when feedback.helpful
-        then least((memory.setting('trust_max') #>> '{}')::real,
-                   v_before + (memory.setting('trust_helpful_step') #>> '{}')::real)
-        else greatest((memory.setting('trust_min') #>> '{}')::real,
-                      v_before * (memory.setting('trust_unhelpful_factor') #>> '{}')::real)
-    end;
-    -- A verdict never moves trust the other way (a turn above trust_max stays where a DBA put it).
-    v_after := case when feedback.helpful then greatest(v_after, v_before) else least(v_after, v_before) end;
-    update memory.turns as t set trust = v_after where t.tenant_id = v_tenant and t.turn_key = feedback.turn_id;
-    insert into memory.feedback as f (tenant_id, turn_key, helpful, query, note, trust_before, trust_after)
-    values (v_tenant, feedback.turn_id, feedback.helpful, feedback.query, feedback.note, v_before, v_after)
+    if num_nonnulls(feedback.turn_id, feedback.memory_id, feedback.session_id) <> 1 then
+        raise exception 'agent_memory: feedback needs one of turn_id, memory_id or session_id, got %',
+            num_nonnulls(feedback.turn_id, feedback.memory_id, feedback.session_id)
+            using errcode = 'invalid_parameter_value';
+    end if;
+
+    -- The target, locked so that verdicts on it take turns.
+    if feedback.memory_id is not null then
+        select m.memory_id, m.turn_key, m.status, m.importance into v_memory from memory.memories as m
+        where m.tenant_id = v_tenant and m.memory_id = feedback.memory_id
+        for update;
+        if not found then
+            raise exception 'agent_memory: no memory % in tenant "%"', feedback.memory_id, v_tenant
+                using errcode = 'no_data_found';
+        end if;
+        v_turn := v_memory.turn_key;
+    elsif feedback.session_id is not null then
+        -- The judging agent's session of that name, else the only session of that name.
+        v_session := memory_internal._session_key(feedback.session_id, case when exists (
+            select from memory.sessions as s
+            where s.tenant_id = v_tenant and s.session_id = feedback.session_id and s.agent_id = feedback.agent_id
+        ) then feedback.agent_id end);
+        perform from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = v_session for update;
+    end if;
+    if v_session is null then
+        select t.trust into v_before from memory.turns as t
+        where t.tenant_id = v_tenant and t.turn_key = v_turn
+        for update;
+        if not found then
+            raise exception 'agent_memory: no turn % in tenant "%"', v_turn, v_tenant using errcode = 'no_data_found';
+        end if;
+    end if;
+
+    -- A judge's repeat of the verdict it last gave this target is kept, not counted.
+    select f.verdict into v_last from memory.feedback as f
+    where f.tenant_id = v_tenant and f.judged_by = v_judge and f.counted
+        and case when feedback.memory_id is not null then f.memory_id = feedback.memory_id
+                 when v_session is not null then f.session_key = v_session
+                 else f.turn_key = v_turn and f.memory_id is null end
+    order by f.feedback_id desc
+    limit 1;
+    v_counted := v_last is distinct from v_verdict;
+
+    if not v_counted then
+        v_after := v_before;
+        v_effect := format('none: %s already said %s', v_judge, v_verdict);
+    elsif v_session is not null then
+        update memory.turns as t set trust = memory_internal._trust_after(t.trust, v_verdict = 'helpful')
+        where t.tenant_id = v_tenant and t.session_key = v_session;
+        v_effect := format('trust of the session''s %s turns %s', (
+            select count(*) from memory.turns as t where t.tenant_id = v_tenant and t.session_key = v_session
+        ), case when v_verdict = 'helpful' then 'raised' else 'lowered' end);
+    else
+        v_after := memory_internal._trust_after(v_before, v_verdict = 'helpful');
+        update memory.turns as t set trust = v_after where t.tenant_id = v_tenant and t.turn_key = v_turn;
+        v_effect := format('trust %s -> %s', v_before, v_after);
+        if v_memory.memory_id is not null and v_verdict = 'stale' then
+            update memory.memories as m
+            set importance = m.importance * (memory.setting('feedback_stale_factor') #>> '{}')::double precision
+            where m.tenant_id = v_tenant and m.memory_id = v_memory.memory_id;
+            v_effect := v_effect || format('; importance %s -> %s', v_memory.importance,
+                v_memory.importance * (memory.setting('feedback_stale_factor') #>> '{}')::double precision);
+        elsif v_memory.memory_id is not null and v_verdict = 'incorrect' then
+            select count(distinct f.judged_by) + 1 into v_incorrect from memory.feedback as f
+            where f.tenant_id = v_tenant and f.memory_id = v_memory.memory_id and f.verdict = 'incorrect'
+                and f.counted and f.judged_by <> v_judge;
+            if v_memory.status <> 'retracted'
+                and v_incorrect >= (memory.setting('feedback_retract_after') #>> '{}')::bigint then
+                perform from memory_internal._end_memory(v_memory.memory_id, 'retracted', 'retracted');
+                v_effect := v_effect || format('; retracted (%s agents said incorrect)', v_incorrect);
+            else
+                v_effect := v_effect || format('; %s of %s agents needed to retract it said incorrect', v_incorrect,
+                                               memory.setting('feedback_retract_after') #>> '{}');
+            end if;
+        end if;
+    end if;
+
+    insert into memory.feedback as f (tenant_id, turn_key, memory_id, session_key, helpful, verdict, query, note,
+                                      trust_before, trust_after, judged_by, counted, effect)
+    values (v_tenant, case when feedback.memory_id is null and v_session is null then v_turn end, feedback.memory_id,
+            v_session, v_verdict = 'helpful', v_verdict, feedback.query, feedback.note, v_before, v_after, v_judge,
+            v_counted, v_effect)
     returning f.feedback_id into v_feedback;
-    return query select v_feedback, v_before, v_after;
+    return query select v_feedback, v_before, v_after, v_verdict, v_counted, v_effect;
 end
 $$;
 
-comment on function memory.feedback(bigint, boolean, text, text) is
-'Records whether a recalled turn (turn_id from memory.recall) helped, and moves its trust: helpful adds '
-'trust_helpful_step (up to trust_max), unhelpful multiplies by trust_unhelpful_factor (down to trust_min). '
-'Returns the verdict''s id in memory.feedback (which keeps every verdict) and the trust before and after.';
+comment on function memory.feedback(bigint, boolean, text, text, text, bigint, text, text) is
+'Records a verdict on a recalled turn (turn_id), a curated memory (memory_id) or a whole session (session_id): '
+'verdict helpful, unhelpful, incorrect or stale (or helpful => true/false). helpful adds trust_helpful_step '
+'to trust (up to trust_max); the others multiply it by trust_unhelpful_factor (down to trust_min). On a '
+'memory: the trust of its words'' turn; incorrect from feedback_retract_after distinct agents retracts it; '
+'stale multiplies its importance by feedback_stale_factor. On a session: every turn''s trust. agent_id: the '
+'agent judging (default the role; session_id names its session, else the only one of that name): its '
+'repeat of the verdict it '
+'last gave the target is kept with counted false and moves nothing. Returns the verdict''s id in '
+'memory.feedback (which keeps every verdict), the trust before and after (turns and memories), the verdict, '
+'whether it counted and what it did.';
 
 -- What feedback has done, per turn: a DBA's view of trust.
 create or replace view memory.feedback_summary as
@@ -52,8 +170,8 @@ select
     s.session_id,
     t.agent_id,
     t.trust,
-    count(*) filter (where f.helpful) as helpful,
-    count(*) filter (where not f.helpful) as unhelpful,
+    count(*) filter (where f.helpful and f.counted) as helpful,
+    count(*) filter (where not f.helpful and f.counted) as unhelpful,
     max(f.created_at) as last_feedback_at,
     left(t.content, 120) as content
 from memory.feedback as f
@@ -63,4 +181,5 @@ where f.tenant_id = memory.current_tenant()
 group by f.tenant_id, f.turn_key, s.session_id, t.agent_id, t.trust, t.content;
 
 comment on view memory.feedback_summary is
-'Per judged turn of this tenant: helpful and unhelpful counts, the trust it has now, the last verdict.';
+'Per judged turn of this tenant (verdicts on the turn itself): counted helpful and other (unhelpful, '
+'incorrect, stale) verdicts, the trust it has now, the last verdict.';

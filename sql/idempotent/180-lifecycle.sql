@@ -1,5 +1,6 @@
 -- Forgetting and exporting sessions. forget() removes a session and everything derived from it (turns,
--- chunks, vectors, summary, jobs, feedback; full-text statistics and speakers follow) in one transaction.
+-- chunks, vectors, summary, jobs, feedback, the memories extracted from it alone; full-text statistics and
+-- speakers follow) in one transaction.
 -- export() gives sessions back in the shape memory.commit takes, so an export re-imports idempotently.
 create or replace function memory.forget(session_id text, agent_id text default null)
 returns table (session_key bigint, turns_removed integer, chunks_removed integer)
@@ -15,11 +16,28 @@ declare
     v_agent text := (select s.agent_id from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = v_session);
     v_entities bigint [] := (select coalesce(array_agg(distinct m.entity_key), '{}') from memory.entity_mentions as m
                              where m.tenant_id = v_tenant and m.session_key = v_session);
+    v_said bigint [] := array(select t.turn_key from memory.turns as t where t.tenant_id = v_tenant and t.session_key = v_session);
+    v_words bigint [];
 begin
     select count(*), coalesce(array_agg(distinct t.name) filter (where t.name is not null), '{}')
     into v_turns, v_names
     from memory.turns as t where t.tenant_id = v_tenant and t.session_key = v_session;
     select count(*) into v_chunks from memory.chunks as c where c.tenant_id = v_tenant and c.session_key = v_session;
+    -- Memories extracted from this session's turns alone go with it, and so do the turns that carry their
+    -- words (unless another memory has the same words); other memories lose these turns from their evidence.
+    with derived as (
+        delete from memory.memories as m
+        where m.tenant_id = v_tenant and m.origin <> 'remember' and m.evidence_turns <@ v_said
+        returning m.turn_key
+    )
+
+    select coalesce(array_agg(d.turn_key), '{}') into v_words from derived as d;
+    delete from memory.turns as t
+    where t.tenant_id = v_tenant and t.turn_key = any(v_words)
+        and not exists (select from memory.memories as o where o.tenant_id = v_tenant and o.turn_key = t.turn_key);
+    update memory.memories as m
+    set evidence_turns = array(select e.turn_key from unnest(m.evidence_turns) as e (turn_key) where e.turn_key <> all(v_said))
+    where m.tenant_id = v_tenant and m.evidence_turns && v_said;
     -- Turns, chunks, vectors, summary, jobs and feedback go with the session (foreign keys cascade).
     delete from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = v_session;
     delete from memory.speakers as p
@@ -39,7 +57,8 @@ $$;
 
 comment on function memory.forget(text, text) is
 'Removes a session (of agent_id, or of whichever agent has it) and everything derived from it (turns, chunks, '
-'vectors, summary, jobs, feedback, full-text statistics, speakers and entities no other turn has) in one '
+'vectors, summary, jobs, feedback, full-text statistics, speakers and entities no other turn has, the '
+'memories extracted from its turns alone; other memories lose its turns from their evidence) in one '
 'transaction. '
 'Returns what was removed.';
 

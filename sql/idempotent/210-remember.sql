@@ -5,7 +5,8 @@
 
 comment on type memory.remembered is
 'What memory.remember returns: the memory (the columns of memory.memory_items) and outcome: created, '
-'updated (it superseded a version of its key) or unchanged (the same claim was already held).';
+'updated (it superseded a version of its key), unchanged (the same claim was already held) or merged (a '
+'paraphrase of a memory held, which gained its evidence).';
 
 -- The kinds of memory.
 create or replace function memory_internal._memory_kinds() returns text[]
@@ -127,6 +128,8 @@ declare
     v_turn bigint;
     v_id bigint;
     v_outcome text;
+    v_settings jsonb := memory_internal._settings_json();
+    v_paraphrased record;
 begin
     if v_text is null or v_text = '' then
         raise exception 'agent_memory: remember needs some content' using errcode = 'invalid_parameter_value';
@@ -136,9 +139,14 @@ begin
             array_to_string(memory_internal._memory_kinds(), ', '), coalesce(remember.kind, 'null')
             using errcode = 'invalid_parameter_value';
     end if;
-    if remember.status is null or remember.status not in ('active', 'ongoing') then
-        raise exception 'agent_memory: remember status must be active or ongoing, got %', coalesce(remember.status, 'null')
-            using errcode = 'invalid_parameter_value';
+    if remember.status is null or remember.status not in ('active', 'ongoing', 'pending') then
+        raise exception 'agent_memory: remember status must be active, ongoing or pending, got %',
+            coalesce(remember.status, 'null') using errcode = 'invalid_parameter_value';
+    end if;
+    if remember.status = 'pending' and remember.key is not null then
+        raise exception 'agent_memory: a pending memory cannot have a key'
+            using errcode = 'invalid_parameter_value',
+                  hint = 'remember it active under its key, or pending without one and approve it';
     end if;
     if remember.agent_id is null then
         raise exception 'agent_memory: remember needs an agent_id' using errcode = 'invalid_parameter_value';
@@ -162,13 +170,31 @@ begin
     perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(
         concat_ws(chr(31), v_tenant, remember.agent_id, coalesce(v_key, encode(v_canonical, 'hex'))), 0));
 
-    -- The same claim, current, is the same memory: nothing changes.
+    -- The same claim, current (or, for a proposal, awaiting review), is the same memory: nothing changes.
     select m.memory_id into v_same from memory.memories as m
     where m.tenant_id = v_tenant and m.agent_id = remember.agent_id and m.canonical = v_canonical
-        and m.valid_to is null and m.status in ('active', 'ongoing') and (v_key is null or m.key = v_key);
+        and m.valid_to is null and (v_key is null or m.key = v_key)
+        and (m.status in ('active', 'ongoing') or remember.status = 'pending' and m.status = 'pending')
+    order by m.status = 'pending', m.memory_id
+    limit 1;
+    select null::bigint as memory_id, null::double precision as similarity into v_paraphrased;
+    if v_same is null and v_settings ->> 'memory_dedup' <> 'off' then
+        select * into v_paraphrased
+        from memory_internal._paraphrased_memory(v_tenant, remember.agent_id, remember.kind, v_key, v_text, v_settings);
+    end if;
     if v_same is not null then
         v_id := v_same;
         v_outcome := 'unchanged';
+    elsif v_paraphrased.memory_id is not null and v_settings ->> 'memory_dedup' = 'merge' then
+        -- A paraphrase of a memory held is that memory, with the claim's evidence added.
+        update memory.memories as m
+        set evidence_turns = array(select distinct e from unnest(m.evidence_turns || v_evidence) as e order by e)
+        where m.tenant_id = v_tenant and m.memory_id = v_paraphrased.memory_id;
+        insert into memory.memory_merges (tenant_id, memory_id, agent_id, kind, content, similarity, merged)
+        values (v_tenant, v_paraphrased.memory_id, remember.agent_id, remember.kind, v_text, v_paraphrased.similarity,
+                true);
+        v_id := v_paraphrased.memory_id;
+        v_outcome := 'merged';
     else
         v_turn := memory_internal._memory_turn(v_text, remember.kind, remember.agent_id, remember.metadata, remember.enrich);
         -- Under a key, the new claim is placed in the key's history by valid_from: the version before it
@@ -198,6 +224,13 @@ begin
         where v_next is not null and m.tenant_id = v_tenant and m.agent_id = remember.agent_id and m.key = v_key
             and m.status <> 'retracted' and m.valid_from = v_next;
         v_outcome := case when v_before is null and v_next is null then 'created' else 'updated' end;
+        -- Shadow mode: the merge it would have made, recorded only.
+        if v_paraphrased.memory_id is not null then
+            insert into memory.memory_merges (tenant_id, memory_id, agent_id, kind, content, similarity, merged,
+                                              created_memory_id)
+            values (v_tenant, v_paraphrased.memory_id, remember.agent_id, remember.kind, v_text,
+                    v_paraphrased.similarity, false, v_id);
+        end if;
     end if;
     return query select i.*, v_outcome from memory.memory_items as i where i.memory_id = v_id;
 end
@@ -208,12 +241,15 @@ comment on function memory.remember(
 ) is
 'Keeps a memory of an agent: a fact, preference, rule, decision, skill, event, observation or task, with '
 'optional key, subjects (normalized as entity names), tags, importance and confidence (0-1), valid_from '
-'(default now), evidence (turn ids it came from) and status (active, or ongoing for work in progress). The '
+'(default now), evidence (turn ids it came from) and status (active; ongoing for work in progress; pending '
+'for a proposal awaiting review, without a key, which recall leaves out until memory.approve). The '
 'same claim (kind, subjects and normalized words) remembered again is the same memory (outcome '
 'unchanged). A different claim under a key the agent holds supersedes the current one, which ends at '
 'valid_from (outcome updated); a backdated one takes its place in the key''s history. Its words are a turn '
 'of session ''remembered'', enriched now by default (enrich: now, queue or none) and recalled like any '
-'turn. Returns the memory and the outcome: created, updated or unchanged.';
+'turn. A paraphrase of a memory the agent holds (setting memory_dedup: vectors within '
+'memory_dedup_threshold, the same numbers, names and polarity) is merged into it (outcome merged, logged in '
+'memory.memory_merges). Returns the memory and the outcome: created, updated, unchanged or merged.';
 
 -- Facts remembered before memories had a table of their own (0.2.0) become memories, once.
 with remembered as (

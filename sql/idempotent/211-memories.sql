@@ -27,14 +27,16 @@ select
         order by n.valid_from, n.memory_id limit 1
     ) as superseded_by,
     m.turn_key as turn_id,
-    m.evidence_turns as evidence_turn_ids
+    m.evidence_turns as evidence_turn_ids,
+    m.origin
 from memory.memories as m
 where m.tenant_id = (select memory.current_tenant());
 
 comment on view memory.memory_items is
 'This tenant''s memories, one row per version: kind, words, key, subjects, tags, importance, confidence, '
 'status, the period it holds (valid_to null: still), when and by whom it was recorded, the version it '
-'supersedes and the one that superseded it, the turn that carries its words and its evidence turns.';
+'supersedes and the one that superseded it, the turn that carries its words, its evidence turns and its '
+'origin (remember: a caller; patterns or llm: proposed by enrichment''s extractor).';
 
 -- Whether a memory held at an instant (null: holds now): its period covers it and it was not retracted.
 create or replace function memory_internal._memory_holds(
@@ -45,13 +47,43 @@ stable
 as $$
     select case
         when as_of is null then status in ('active', 'ongoing') and valid_to is null and valid_from <= pg_catalog.now()
-        else status <> 'retracted' and valid_from <= as_of and (valid_to is null or valid_to > as_of)
+        else status not in ('retracted', 'pending') and valid_from <= as_of and (valid_to is null or valid_to > as_of)
     end
 $$;
 
 comment on function memory_internal._memory_holds(text, timestamptz, timestamptz, timestamptz) is
 'Internal: whether a memory holds now (as_of null: current and active or ongoing) or held at as_of (its '
-'period covers it and it was not retracted).';
+'period covers it and it was neither retracted nor left pending).';
+
+-- The memory whose words a turn carries, as recall shows it: by default any but superseded, retracted and
+-- pending ones (a resolved memory is shown, and signal status ranks it lower); at as_of, the one that held
+-- then; with include_ended, any but pending. The one that holds now first when several share the words.
+-- No row: the turn carries no memory recall shows.
+create or replace function memory_internal._turn_memory(
+    tenant text, turn bigint, as_of timestamptz, include_ended boolean
+) returns table (memory_id bigint, kind text, importance double precision, status text, evidence_turns bigint[])
+language sql
+stable
+rows 1
+as $$
+    -- At as_of, a memory that held then is shown as it was then: active (what ended it came later).
+    select m.memory_id, m.kind, m.importance,
+           case when as_of is not null and m.status in ('superseded', 'resolved') then 'active' else m.status end,
+           m.evidence_turns
+    from memory.memories as m
+    where m.tenant_id = tenant and m.turn_key = turn and m.status <> 'pending'
+        and case
+            when as_of is not null then memory_internal._memory_holds(m.status, m.valid_from, m.valid_to, as_of)
+            when include_ended then true
+            else m.status not in ('superseded', 'retracted')
+        end
+    order by m.status in ('active', 'ongoing') desc, m.valid_from desc, m.memory_id desc
+    limit 1
+$$;
+
+comment on function memory_internal._turn_memory(text, bigint, timestamptz, boolean) is
+'Internal: the memory a turn carries as recall shows it (none if superseded, retracted or pending, or not '
+'holding at as_of; include_ended shows ended ones).';
 
 create or replace function memory.get(key text, agent_id text default null, as_of timestamptz default null)
 returns setof memory.memory_items
@@ -82,8 +114,9 @@ begin
             array_to_string(memory_internal._memory_kinds(), ', '), memories.kind using errcode = 'invalid_parameter_value';
     end if;
     if memories.status is not null
-        and memories.status not in ('active', 'ongoing', 'resolved', 'superseded', 'retracted') then
-        raise exception 'agent_memory: memory status must be active, ongoing, resolved, superseded or retracted, got %',
+        and memories.status not in ('active', 'ongoing', 'resolved', 'superseded', 'retracted', 'pending') then
+        raise exception
+            'agent_memory: memory status must be active, ongoing, resolved, superseded, retracted or pending, got %',
             memories.status using errcode = 'invalid_parameter_value';
     end if;
     if memories.status is not null and memories.as_of is not null then
@@ -158,6 +191,43 @@ as $$ select * from memory_internal._end_memory(retract.memory_id, 'retracted', 
 comment on function memory.retract(bigint) is
 'Marks a memory retracted (it was never true): recall and as_of leave it out; the row is kept. The version '
 'it superseded stays superseded. Returns it.';
+
+-- A proposal (status pending) approved: it holds from now on, as if remembered now.
+create or replace function memory.approve(memory_id bigint) returns setof memory.memory_items
+language plpgsql
+as $$
+declare
+    v_status text;
+    v_held bigint;
+begin
+    select m.status into v_status from memory.memories as m
+    where m.tenant_id = memory.current_tenant() and m.memory_id = approve.memory_id
+    for update;
+    if v_status is null then
+        raise exception 'agent_memory: no memory % in tenant "%"', approve.memory_id, memory.current_tenant()
+            using errcode = 'no_data_found';
+    elsif v_status <> 'pending' then
+        raise exception 'agent_memory: memory % is % and cannot be approved (only pending ones are)',
+            approve.memory_id, v_status using errcode = 'invalid_parameter_value';
+    end if;
+    select h.memory_id into v_held from memory.memories as p
+    inner join memory.memories as h
+        on h.tenant_id = p.tenant_id and h.agent_id = p.agent_id and h.canonical = p.canonical and h.key is null
+        and h.valid_to is null and h.status in ('active', 'ongoing')
+    where p.tenant_id = memory.current_tenant() and p.memory_id = approve.memory_id;
+    if v_held is not null then
+        raise exception 'agent_memory: memory % states what memory % already holds', approve.memory_id, v_held
+            using errcode = 'unique_violation', hint = 'retract the proposal instead';
+    end if;
+    update memory.memories as m set status = 'active', valid_from = greatest(m.valid_from, pg_catalog.now())
+    where m.tenant_id = memory.current_tenant() and m.memory_id = approve.memory_id;
+    return query select i.* from memory.memory_items as i where i.memory_id = approve.memory_id;
+end
+$$;
+
+comment on function memory.approve(bigint) is
+'Approves a proposed memory (status pending, as enrichment stores them when extracted_memory_status is '
+'pending): it is active from now on and recalled. Reject a proposal with memory.retract. Returns it.';
 
 create or replace view memory.rules_and_preferences as
 select i.* from memory.memory_items as i

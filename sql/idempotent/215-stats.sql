@@ -26,18 +26,21 @@ as $$
            (select count(*) from memory.summaries as m
             inner join memory.sessions as s on m.tenant_id = s.tenant_id and m.session_key = s.session_key
             where s.tenant_id = memory.current_tenant() and s.agent_id = a.agent_id),
-           t.remembered,
+           (select count(*) from memory.memories as m
+            where m.tenant_id = memory.current_tenant() and m.agent_id = a.agent_id
+                and memory_internal._memory_holds(m.status, m.valid_from, m.valid_to, null)),
+           -- Verdicts on the agent's turns, memories and sessions.
            (select count(*) from memory.feedback as f
-            inner join memory.turns as u on f.tenant_id = u.tenant_id and f.turn_key = u.turn_key
-            where f.tenant_id = memory.current_tenant() and u.agent_id = a.agent_id),
+            left join memory.turns as u on f.tenant_id = u.tenant_id and f.turn_key = u.turn_key
+            left join memory.memories as m on f.tenant_id = m.tenant_id and f.memory_id = m.memory_id
+            left join memory.sessions as s on f.tenant_id = s.tenant_id and f.session_key = s.session_key
+            where f.tenant_id = memory.current_tenant() and a.agent_id in (u.agent_id, m.agent_id, s.agent_id)),
            j.pending, j.dead,
            t.first_at, t.last_at
     from agents as a
     cross join lateral (
-        select count(*) as turns, min(u.created_at) as first_at, max(u.created_at) as last_at,
-               count(*) filter (where s.session_id = 'remembered') as remembered
+        select count(*) as turns, min(u.created_at) as first_at, max(u.created_at) as last_at
         from memory.turns as u
-        inner join memory.sessions as s on u.tenant_id = s.tenant_id and u.session_key = s.session_key
         where u.tenant_id = memory.current_tenant() and u.agent_id = a.agent_id
     ) as t
     cross join lateral (
@@ -52,5 +55,5 @@ $$;
 
 comment on function memory.stats(text) is
 'Per agent of this tenant (or one agent): sessions, turns, indexed chunks and how many have vectors of the '
-'recall model, summaries, remembered facts, feedback verdicts, pending and dead enrichment jobs, first and '
-'last turn time.';
+'recall model, summaries, remembered: the curated memories that hold now, feedback verdicts (on its turns, '
+'memories and sessions), pending and dead enrichment jobs, first and last turn time.';

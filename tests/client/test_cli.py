@@ -160,16 +160,17 @@ def test_commit_recall_explain_feedback_remember_bootstrap_stats(db, dsn):
 
     table = run("--dsn", dsn, "recall", "signing keys", "-k", "1", env={"PGTZ": "UTC"})
     header, rule, row = table.stdout.splitlines()
-    assert header.split() == ["score", "turn_id", "session_id", "created_at", "speaker", "role", "content"]
+    assert header.split() == ["score", "kind", "turn_id", "session_id", "created_at", "speaker", "role", "content"]
     assert set(rule.replace(" ", "")) == {"-"} and "rotate the signing keys" in row
     assert " 2026-11-30 14:05 " in row  # the whole date and time, to the minute
-    turn_id = int(row.split()[1])
+    assert row.split()[1] == "turn"
+    turn_id = int(row.split()[2])
 
     explained = run("--dsn", dsn, "explain", "signing keys", "--limit", "1")
     assert "session +" in explained.stdout and "lexical #" in explained.stdout and "dense #" in explained.stdout
 
     verdict = run("--dsn", dsn, "feedback", str(turn_id), "unhelpful", "--note", "keys were rotated already")
-    assert verdict.stdout.strip() == f"turn {turn_id}: trust 1 -> 0.5"
+    assert verdict.stdout.strip() == f"turn {turn_id}: unhelpful, trust 1 -> 0.5"
     remembered = run("--dsn", dsn, "remember", "Ana leads security.", "--kind", "fact", "--agent", "bot")
     assert remembered.stdout.startswith("remembered as memory ")
     context = run("--dsn", dsn, "bootstrap", "--agent", "bot")

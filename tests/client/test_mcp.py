@@ -80,12 +80,17 @@ def enrich_now(db):
 
 def test_the_tools_have_input_schemas(dsn):
     found = tools(dsn)
-    writes = {"remember", "resolve", "retract", "commit", "feedback", "forget", "set_entity_state"}
+    writes = {"remember", "resolve", "retract", "approve", "commit", "feedback", "forget", "set_entity_state"}
     assert set(found) == READ_ONLY | writes
     recall = found["recall"].input_schema
     assert recall["required"] == ["query"] and recall["properties"]["level"]["enum"] == ["turn", "session"]
     assert {"k", "level", "agent_id", "since", "until", "source"} <= set(recall["properties"])
-    assert found["feedback"].input_schema["properties"]["helpful"]["type"] == "boolean"
+    assert found["feedback"].input_schema["properties"]["verdict"]["enum"] == [
+        "helpful",
+        "unhelpful",
+        "incorrect",
+        "stale",
+    ]
     assert found["forget"].input_schema["required"] == ["session_id"]
     assert "turn_id" in found["recall"].description
 
@@ -132,7 +137,7 @@ def test_commit_recall_feedback_remember_bootstrap_and_stats_over_stdio(dsn, enr
     async def scenario(client):
         committed = payload(await client.call_tool("commit", {"session_id": "ops-1", "messages": MESSAGES}))
         hits = payload(await client.call_tool("recall", {"query": "when does staging move?", "k": 1}))["hits"]
-        verdict = payload(await client.call_tool("feedback", {"turn_id": hits[0]["turn_id"], "helpful": True}))
+        verdict = payload(await client.call_tool("feedback", {"turn_id": hits[0]["turn_id"], "verdict": "helpful"}))
         remembered = payload(await client.call_tool("remember", {"content": "Ana owns the database move."}))
         context = payload(await client.call_tool("bootstrap", {"max_chars": 2000}))
         stats = payload(await client.call_tool("stats", {}))

@@ -287,12 +287,7 @@ LLM_ANSWER = {
 
 
 def llm_extractor(db, stub, answer):
-    db.execute("set memory.entity_extractor = 'llm'")
-    db.execute(psycopg.sql.SQL("set memory.openai_base_url = {}").format(stub.base_url))
-    db.execute("set memory.openai_chat_model = 'stub-chat'")
-    db.execute("set memory.http_retries = 0")
-    db.execute("select memory.set_secret('openai_api_key', 'sk-test')")
-    stub.chat_reply = answer
+    stub.answer_chat_for(db, "entity_extractor", answer)
 
 
 def test_the_llm_extractor_names_the_entities_and_their_mentions_are_counted_per_turn(db, http_stub):

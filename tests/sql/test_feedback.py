@@ -25,8 +25,8 @@ def give(db, turn, helpful, **extra):
 
 
 def test_unhelpful_halves_trust_and_helpful_adds_a_step(db, turns):
-    assert give(db, turns[0], False)[1:] == (1.0, 0.5)
-    assert give(db, turns[0], True)[1:] == (0.5, pytest.approx(0.6))
+    assert give(db, turns[0], False)[1:3] == (1.0, 0.5)
+    assert give(db, turns[0], True)[1:3] == (0.5, pytest.approx(0.6))
     assert db.execute("select trust from memory.turns where turn_key = %s", (turns[0],)).fetchone()[0] == (
         pytest.approx(0.6)
     )
@@ -34,9 +34,9 @@ def test_unhelpful_halves_trust_and_helpful_adds_a_step(db, turns):
 
 def test_trust_stays_between_its_bounds(db, turns):
     db.execute("insert into memory.config (key, value) values ('trust_max', '1.15'), ('trust_min', '0.2')")
-    for _ in range(5):
-        after_up = give(db, turns[1], True)[2]
-        after_down = give(db, turns[2], False)[2]
+    for judge in ("a", "b", "c", "d", "e"):  # one verdict each: a judge's repeat moves nothing
+        after_up = give(db, turns[1], True, agent_id=judge)[2]
+        after_down = give(db, turns[2], False, agent_id=judge)[2]
     assert after_up == pytest.approx(1.15)
     assert after_down == pytest.approx(0.2)
 
@@ -79,5 +79,93 @@ def test_another_tenants_turn_cannot_be_judged(db, turns):
 
 
 def test_a_verdict_needs_helpful(db, turns):
-    with pytest.raises(psycopg.errors.NullValueNotAllowed, match="helpful => true or false"):
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="verdict must be helpful, unhelpful, incorrect"):
         give(db, turns[0], None)
+
+
+def judge(db, **target):
+    names = ", ".join(f"{key} => %({key})s" for key in target)
+    return db.execute(
+        f"select trust_before, trust_after, verdict, counted, effect from memory.feedback({names})", target
+    ).fetchone()
+
+
+def remembered(db, content, **extra):
+    names = "".join(f", {key} => %({key})s" for key in extra)
+    return db.execute(
+        f"select memory_id from memory.remember(%(content)s{names})", {"content": content, **extra}
+    ).fetchone()[0]
+
+
+def test_incorrect_from_enough_agents_retracts_a_memory_and_a_repeat_counts_once(db, turns):
+    wrong = remembered(db, "Production deploys happen on Sundays.", kind="fact")
+    first = judge(db, memory_id=wrong, verdict="incorrect", agent_id="planner")
+    assert first[2:4] == ("incorrect", True) and "1 of 2 agents" in first[4]
+    repeat = judge(db, memory_id=wrong, verdict="incorrect", agent_id="planner")
+    assert repeat[:4] == (first[1], first[1], "incorrect", False)
+    assert db.execute("select status from memory.memories where memory_id = %s", (wrong,)).fetchone() == ("active",)
+    second = judge(db, memory_id=wrong, verdict="incorrect", agent_id="reviewer")
+    assert "retracted (2 agents said incorrect)" in second[4]
+    assert db.execute("select status from memory.memories where memory_id = %s", (wrong,)).fetchone() == ("retracted",)
+    hits = db.execute("select content from memory.recall('when do production deploys happen?', k => 10)").fetchall()
+    assert ("Production deploys happen on Sundays.",) not in hits
+
+
+def test_stale_lowers_a_memorys_importance_once_per_agent(db, turns):
+    old = remembered(db, "The freeze starts on Thursdays.", kind="rule", importance=0.8)
+    judge(db, memory_id=old, verdict="stale", agent_id="planner")
+    judge(db, memory_id=old, verdict="stale", agent_id="planner")
+    assert db.execute("select importance from memory.memories where memory_id = %s", (old,)).fetchone() == (
+        pytest.approx(0.4),
+    )
+    # Changing one's mind counts, and so does saying it again after that.
+    judge(db, memory_id=old, verdict="helpful", agent_id="planner")
+    judge(db, memory_id=old, verdict="stale", agent_id="planner")
+    assert db.execute("select importance from memory.memories where memory_id = %s", (old,)).fetchone() == (
+        pytest.approx(0.2),
+    )
+
+
+def test_a_verdict_on_a_session_moves_every_turns_trust(db, turns):
+    said = judge(db, session_id="deploys", verdict="unhelpful", agent_id="planner")
+    assert said[:4] == (None, None, "unhelpful", True) and "3 turns lowered" in said[4]
+    assert db.execute("select array_agg(trust order by position) from memory.turns").fetchone() == ([0.5, 0.5, 0.5],)
+    judge(db, session_id="deploys", verdict="unhelpful", agent_id="planner")
+    judge(db, session_id="deploys", verdict="helpful", agent_id="reviewer")
+    assert db.execute("select array_agg(trust order by position) from memory.turns").fetchone() == (
+        [pytest.approx(0.6)] * 3,
+    )
+
+
+def test_every_verdict_is_audited_with_its_judge_target_and_effect(db, turns):
+    memory = remembered(db, "Deploys need two approvals.", kind="rule")
+    judge(db, turn_id=turns[0], verdict="stale", agent_id="planner", note="moved to Tuesdays")
+    judge(db, memory_id=memory, helpful=True)
+    judge(db, session_id="deploys", verdict="incorrect")
+    rows = db.execute(
+        "select verdict, helpful, judged_by, turn_key is not null, memory_id is not null, session_key is not null,"
+        " counted, effect is not null, note from memory.feedback order by feedback_id"
+    ).fetchall()
+    assert rows == [
+        ("stale", False, "planner", True, False, False, True, True, "moved to Tuesdays"),
+        ("helpful", True, "postgres", False, True, False, True, True, None),
+        ("incorrect", False, "postgres", False, False, True, True, True, None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ({"turn_id": 1, "session_id": "deploys", "verdict": "stale"}, "needs one of turn_id, memory_id or session_id"),
+        ({"verdict": "stale"}, "needs one of turn_id, memory_id or session_id, got 0"),
+        ({"turn_id": 1, "verdict": "wrong"}, "verdict must be helpful, unhelpful, incorrect or stale, got wrong"),
+        ({"turn_id": 1, "verdict": "stale", "helpful": True}, "helpful => true contradicts verdict stale"),
+        ({"memory_id": 999999, "verdict": "stale"}, "no memory 999999"),
+        ({"session_id": "nope", "verdict": "stale"}, 'no session "nope"'),
+    ],
+)
+def test_bad_verdicts_are_refused_by_name_and_nothing_is_written(db, turns, target, message):
+    with pytest.raises(psycopg.Error, match=message):
+        judge(db, **target)
+    db.rollback()
+    assert db.execute("select count(*) from memory.feedback").fetchone() == (0,)

@@ -56,7 +56,8 @@ def test_a_fact_is_kept_and_queued_when_enriching_it_fails(db, http_stub):
     notices = []
     db.add_notice_handler(lambda notice: notices.append(notice.message_primary))
     _, outcome = remember(db, "The CI must test against Postgres 16.", kind="rule")
-    assert outcome == "created" and notices[0].startswith("agent_memory: remembered, but enriching it failed")
+    assert outcome == "created"
+    assert any(notice.startswith("agent_memory: remembered, but enriching it failed") for notice in notices)
     assert db.execute("select count(*) from memory.jobs where status = 'queued'").fetchone()[0] == 1
     assert db.execute("select count(*) from memory.summaries").fetchone()[0] == 0
 

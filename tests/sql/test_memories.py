@@ -138,7 +138,7 @@ def test_evidence_turns_are_kept_and_checked(db):
     ("extra", "message"),
     [
         ({"kind": "gossip"}, "remember kind must be one of fact, preference, rule, decision, skill, event"),
-        ({"status": "resolved"}, "remember status must be active or ongoing, got resolved"),
+        ({"status": "resolved"}, "remember status must be active, ongoing or pending, got resolved"),
         ({"importance": 1.5}, "importance and confidence must be between 0 and 1, got 1.5 and 1"),
         ({"key": "  "}, "a memory key cannot be blank"),
         ({"agent_id": None}, "remember needs an agent_id"),
@@ -174,3 +174,12 @@ def test_a_tenant_role_keeps_and_reads_only_its_own_memories(db, logins):
     assert contents(acme, "select content from memory.get('ship day')") == ["acme ships on Fridays"]
     assert contents(globex, "select content from memory.memories()") == ["globex ships on Mondays"]
     assert contents(acme, "select content from memory.memories") == ["acme ships on Fridays"]
+
+
+def test_stats_count_the_memories_that_hold_and_every_verdict_of_an_agent(db):
+    first = remember(db, "The staging database is called orion.", key="staging.db", agent_id="ops")[0]
+    remember(db, "The staging database is called vega.", key="staging.db", agent_id="ops")
+    remember(db, "Answer briefly.", kind="rule", agent_id="ops")
+    db.execute("select memory.feedback(memory_id => %s, verdict => 'stale')", (first,))
+    stats = db.execute("select remembered, feedback from memory.stats('ops')").fetchone()
+    assert stats == (2, 1)

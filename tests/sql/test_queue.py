@@ -5,7 +5,8 @@ import time
 import psycopg
 from psycopg.types.json import Json
 
-CHAT = [{"role": "user", "content": "We decided to use Postgres for the auth service."}]
+# No statement to extract a memory from (that would queue a job of its own for the memory's words).
+CHAT = [{"role": "user", "content": "The auth service runs on Postgres."}]
 
 
 def queue(db, *sessions):

@@ -31,6 +31,7 @@ TENANT_TABLES = [
     "jobs",
     "feedback",
     "memories",
+    "memory_merges",
 ]
 
 
@@ -47,6 +48,7 @@ def two_tenants(db, logins) -> Iterator[tuple[psycopg.Connection, Logins, dict]]
         ]
         db.execute("select memory.commit('plans', %s, enrich => 'now')", (Json(messages),))
         db.execute("select memory.remember(%s)", (f"{tenant} prefers tea",))
+        db.execute("select memory.remember(%s)", (f"{tenant} prefers to drink tea",))  # merged: a paraphrase
     db.execute("reset memory.tenant_id")
     globex = db.execute("select min(turn_key), count(*) from memory.turns where tenant_id = 'globex'").fetchone()
     counts = {
@@ -127,6 +129,11 @@ def writes(turn: int, memory: int) -> list[tuple[str, tuple]]:
         ("select * from memory.forget('plans')", ()),
         ("select * from memory.retract(%s)", (memory,)),
         ("select * from memory.resolve(%s)", (memory,)),
+        ("select * from memory.approve(%s)", (memory,)),
+        ("select * from memory.feedback(memory_id => %s, verdict => 'incorrect', agent_id => 'a')", (memory,)),
+        ("select * from memory.feedback(memory_id => %s, verdict => 'incorrect', agent_id => 'b')", (memory,)),
+        ("select * from memory.feedback(memory_id => %s, verdict => 'stale')", (memory,)),
+        ("update memory.memory_merges set content = 'owned' where tenant_id = 'globex'", ()),
         ("update memory.memories set status = 'retracted' where tenant_id = 'globex'", ()),
         ("update memory.turns set content = 'owned', trust = 0.05 where tenant_id = 'globex'", ()),
         ("delete from memory.turns where tenant_id = 'globex'", ()),

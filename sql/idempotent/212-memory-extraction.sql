@@ -1,0 +1,80 @@
+-- Extraction: enrichment proposes curated memories from what a session's users state (setting
+-- memory_extractor: patterns, llm or none), each with its turn as evidence, stored with the status the
+-- setting extracted_memory_status gives (active, or pending for review) and origin patterns or llm.
+
+-- The proposals for a session's turns: by the patterns (answer null), or read from the llm's answer.
+create or replace function memory_internal._propose_memories(turns jsonb, answer text)
+returns table (turn_key bigint, kind text, content text)
+language plpython3u
+stable
+as $$
+if GD.get("agent_memory_version") is None:
+    plpy.execute("select memory_internal._load_python()")
+import json
+from agent_memory_db import memory_extraction
+said = json.loads(turns)
+if answer is None:
+    proposals = memory_extraction.propose(said)
+else:
+    try:
+        proposals, problems = memory_extraction.parse_llm_memories(answer, said)
+    except ValueError as exc:
+        plpy.error("agent_memory: llm memory extraction failed: %s" % exc)
+    for problem in problems:
+        plpy.notice("agent_memory: llm memory extraction: %s; left out" % problem)
+return [(p.turn_key, p.kind, p.content) for p in proposals]
+$$;
+
+comment on function memory_internal._propose_memories(jsonb, text) is
+'Internal: the memories a session''s user turns state (kind, words, evidence turn), by the patterns or '
+'from the llm extractor''s answer (an item that names no user turn or misquotes it is left out with a notice).';
+
+-- A session's proposals remembered as the session's agent. A claim already held (or paraphrased) gains the
+-- turn as evidence; what was proposed from a turn once, kept or merged, is not proposed again (a retracted
+-- proposal stays retracted).
+create or replace function memory_internal._extract_memories(
+    tenant text, session bigint, turns jsonb, settings jsonb, answer text
+) returns void
+language plpgsql
+as $$
+declare
+    v_agent text := (select s.agent_id from memory.sessions as s where s.tenant_id = tenant and s.session_key = session);
+    v_proposal record;
+    v_memory memory.remembered;
+begin
+    if memory.current_tenant() is distinct from tenant then
+        raise exception 'agent_memory: extracting memories of tenant "%" as tenant "%"', tenant,
+            memory.current_tenant();
+    end if;
+    for v_proposal in
+        select p.turn_key, p.kind, p.content
+        from memory_internal._propose_memories(turns, answer) as p
+        where not exists (
+            select from memory.memories as m
+            where m.tenant_id = tenant and m.agent_id = v_agent and m.evidence_turns @> array[p.turn_key]
+                and (
+                    m.canonical = memory_internal._memory_canonical(p.kind, '{}', btrim(p.content))
+                    or exists (
+                        select from memory.memory_merges as g
+                        where g.tenant_id = tenant and g.memory_id = m.memory_id and g.content = btrim(p.content)
+                    )
+                )
+        )
+        -- One order of the claims' locks for every worker.
+        order by memory_internal._memory_canonical(p.kind, '{}', btrim(p.content)), p.turn_key
+    loop
+        select r.* into v_memory
+        from memory.remember(v_proposal.content, v_proposal.kind, agent_id => v_agent, enrich => 'queue',
+                             evidence => array[v_proposal.turn_key],
+                             status => settings ->> 'extracted_memory_status') as r;
+        update memory.memories as m
+        set origin = case when v_memory.outcome = 'created' then settings ->> 'memory_extractor' else m.origin end,
+            evidence_turns = array(select distinct e from unnest(m.evidence_turns || v_proposal.turn_key) as e order by e)
+        where m.tenant_id = tenant and m.memory_id = v_memory.memory_id;
+    end loop;
+end
+$$;
+
+comment on function memory_internal._extract_memories(text, bigint, jsonb, jsonb, text) is
+'Internal: remembers the memories a session''s users state (origin patterns or llm, status from '
+'extracted_memory_status); a claim already held gains the turn as evidence.';
