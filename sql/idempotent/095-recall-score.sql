@@ -179,7 +179,7 @@ described as materialized (
                select from memory.entity_mentions as m
                where m.tenant_id = $1 and m.turn_key = sc.turn_key and m.entity_key = any(($4).neighbor_keys)
            ) as neighbor_mentioned,
-           tm.kind as memory_kind, tm.importance as memory_importance, tm.status as memory_status,
+           tm.memory_id, tm.kind as memory_kind, tm.importance as memory_importance, tm.status as memory_status,
            tm.evidence_turns as memory_evidence
     from scored as sc
     -- The memory the turn's words carry, if any (as_of and include_ended from the context).
@@ -189,7 +189,8 @@ described as materialized (
 ),
 -- Every boost signal of each turn, added up in the turn's own row (a few values: no join back needed).
 final as (
-    select d.turn_key, d.session_key, d.chunk_no, d.text, d.fused, d.fused + b.boost as own_score, d.memory_evidence,
+    select d.turn_key, d.session_key, d.chunk_no, d.text, d.fused, d.fused + b.boost as own_score,
+           d.memory_id, d.memory_kind, d.memory_evidence,
            m.memory_lift,
            d.fusion_values || b.boost_values as signal_values,
            d.fusion_contributions || b.boost_contributions as contributions,
@@ -243,7 +244,8 @@ select f.turn_key, f.session_key, f.chunk_no, f.score, f.fused, rr.score as rera
        row_number() over (
            order by rr.score desc nulls last, f.score desc, f.memory_evidence is null, f.turn_key
        ) as ord,
-       f.signal_values, f.contributions, f.ranks, f.zs, r.answer ->> 'error' as rerank_error, $11::jsonb as context
+       f.signal_values, f.contributions, f.ranks, f.zs, r.answer ->> 'error' as rerank_error, $11::jsonb as context,
+       f.memory_id, f.memory_kind, f.memory_evidence
 from placed as f
 left join reranked as r on true
 left join lateral (select (r.answer -> 'scores' ->> (f.fused_rank - 1)::integer)::double precision as score) as rr
@@ -286,7 +288,8 @@ create or replace function memory_internal._recall_candidates(
 ) returns table (
     turn_key bigint, session_key bigint, chunk_no integer, score double precision, fused double precision,
     rerank_score double precision, ord bigint, signal_values double precision[], contributions double precision[],
-    ranks integer[], zs double precision[], rerank_error text, context jsonb
+    ranks integer[], zs double precision[], rerank_error text, context jsonb, memory_id bigint, memory_kind text,
+    memory_evidence bigint[]
 )
 language plpgsql
 volatile

@@ -83,13 +83,11 @@ begin
     -- Rank once; the hits are kept to return them and, when access counting is on, to count them. A turn
     -- that is the evidence of a memory ranked above it is not a hit of its own: the memory carries its id.
     with candidates as materialized (
-        select c.*, tm.evidence_turns
+        select c.*
         from memory_internal._recall_candidates(recall.query, recall.agent_id, recall.since, recall.until,
                                                 recall.source, recall.entities, recall.entity_mode, recall.weights,
                                                 recall.query_vector, recall.as_of, recall.include_ended,
                                                 recall.intent) as c
-        left join lateral memory_internal._turn_memory(v_tenant, c.turn_key, recall.as_of, recall.include_ended)
-            as tm on true
     )
 
     select array_agg(h.turn_key order by h.ord), array_agg(h.session_key order by h.ord),
@@ -102,7 +100,7 @@ begin
             select c.*, row_number() over (partition by c.session_key order by c.ord) as in_session
             from candidates as c
             where not exists (
-                select from candidates as m where m.ord < c.ord and c.turn_key = any(m.evidence_turns)
+                select from candidates as m where m.ord < c.ord and c.turn_key = any(m.memory_evidence)
             )
         ) as c
         where recall.level = 'turn' or c.in_session = 1
@@ -168,13 +166,11 @@ volatile
 as $$
     select c.ord, s.session_id, t.turn_key, t.name, t.content, c.score, c.fused,
            memory_internal._components(c.chunk_no, c.fused, c.signal_values, c.contributions, c.ranks, c.zs, c.rerank_score,
-                              c.rerank_error, c.context), coalesce(tm.kind, 'turn'), tm.memory_id
+                              c.rerank_error, c.context), coalesce(c.memory_kind, 'turn'), c.memory_id
     from memory_internal._recall_candidates(query, agent_id, since, until, source, entities, entity_mode, weights,
                                    query_vector, as_of, include_ended, intent) as c
     inner join memory.turns as t on t.tenant_id = memory.current_tenant() and c.turn_key = t.turn_key
     inner join memory.sessions as s on s.tenant_id = memory.current_tenant() and c.session_key = s.session_key
-    left join lateral memory_internal._turn_memory(memory.current_tenant(), c.turn_key, as_of, include_ended) as tm
-        on true
     order by c.ord
 $$;
 
