@@ -142,6 +142,7 @@ def test_evidence_turns_are_kept_and_checked(db):
         ({"importance": 1.5}, "importance and confidence must be between 0 and 1, got 1.5 and 1"),
         ({"key": "  "}, "a memory key cannot be blank"),
         ({"agent_id": None}, "remember needs an agent_id"),
+        ({"status": "pending", "key": "deploy.day"}, "a pending memory cannot have a key"),
     ],
 )
 def test_bad_memories_are_refused_by_name_and_nothing_is_written(db, extra, message):
@@ -164,6 +165,16 @@ def test_bad_memories_are_refused_by_name_and_nothing_is_written(db, extra, mess
 def test_bad_memory_queries_are_refused_by_name(db, call, message):
     with pytest.raises(psycopg.errors.InvalidParameterValue, match=message):
         db.execute(f"select * from {call}")
+
+
+def test_approve_takes_only_a_pending_proposal_of_a_claim_not_held(db):
+    with pytest.raises(psycopg.errors.NoDataFound, match="no memory 424242 in tenant"):
+        db.execute("select memory.approve(424242)")
+    db.rollback()
+    proposal = remember(db, "Deploys happen on Tuesdays.", kind="rule", status="pending")[0]
+    held = remember(db, "Deploys happen on Tuesdays.", kind="rule")[0]
+    with pytest.raises(psycopg.errors.UniqueViolation, match=f"memory {proposal} states what memory {held} already"):
+        db.execute("select memory.approve(%s)", (proposal,))
 
 
 def test_a_tenant_role_keeps_and_reads_only_its_own_memories(db, logins):

@@ -95,6 +95,9 @@ def test_the_caller_names_the_intent_and_only_a_relevant_memory_is_routed(db, ch
     assert routed(db, "what happens to the editor theme after an update?", "rule")[0] == {rule: 0}
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="intent must be none or a memory kind"):
         hits(db, "editor theme", intent="rules")
+    db.rollback()
+    with pytest.raises(psycopg.errors.NullValueNotAllowed, match="include_ended must be true or false"):
+        hits(db, "editor theme", include_ended=None)
 
 
 def test_recall_as_of_answers_with_the_memory_that_held_then(db, chat):
