@@ -53,6 +53,8 @@ comment on column memory.chunk_embeddings.chunk_no is 'The chunk.';
 comment on column memory.chunk_embeddings.model is 'The embedding model (memory.embedding_models).';
 comment on column memory.chunk_embeddings.text_sha256 is 'sha256 of the text that was embedded.';
 comment on column memory.chunk_embeddings.embedding is 'The vector (unit length for the local model).';
+comment on column memory.chunk_embeddings.in_graph is
+'Whether the model''s HNSW graph holds the vector: once its tenant has more chunks than exact_search_max_chunks.';
 
 comment on table memory.summaries is 'One summary per session, with decisions and open loops.';
 comment on column memory.summaries.tenant_id is 'The tenant.';
@@ -73,6 +75,8 @@ comment on column memory.session_embeddings.session_key is 'The session.';
 comment on column memory.session_embeddings.model is 'The embedding model.';
 comment on column memory.session_embeddings.text_sha256 is 'sha256 of the chunk hashes it was computed from.';
 comment on column memory.session_embeddings.embedding is 'The vector.';
+comment on column memory.session_embeddings.in_graph is
+'Whether the model''s HNSW graph holds the vector: once its tenant has more chunks than exact_search_max_chunks.';
 
 comment on table memory.embedding_models is
 'Embedding models used so far; recall uses a model once it is ready (every chunk has its vector).';

@@ -128,7 +128,8 @@ as $$ select memory_internal._embed_texts(texts, memory_internal._settings_json(
 comment on function memory.embed(text[]) is
 'Vectors for texts with the configured embedder (the local model by default), in the same order.';
 
--- A partial HNSW index for one model's vectors (each model has its own dimensions).
+-- A partial HNSW index for one model's vectors (each model has its own dimensions), over the vectors of
+-- tenants large enough to search approximately (memory_internal._in_graph).
 create or replace function memory_internal._ensure_vector_index(model text, dimensions integer) returns void
 language plpgsql
 as $$
@@ -139,11 +140,11 @@ begin
         return;
     end if;
     execute format(
-        'create index if not exists %I on memory.chunk_embeddings using hnsw ((embedding::vector(%s)) vector_cosine_ops) where model = %L',
+        'create index if not exists %I on memory.chunk_embeddings using hnsw ((embedding::vector(%s)) vector_cosine_ops) where model = %L and in_graph',
         'chunk_embeddings_hnsw_' || v_suffix, dimensions, model
     );
     execute format(
-        'create index if not exists %I on memory.session_embeddings using hnsw ((embedding::vector(%s)) vector_cosine_ops) where model = %L',
+        'create index if not exists %I on memory.session_embeddings using hnsw ((embedding::vector(%s)) vector_cosine_ops) where model = %L and in_graph',
         'session_embeddings_hnsw_' || v_suffix, dimensions, model
     );
 end
@@ -152,5 +153,56 @@ $$;
 comment on function memory_internal._ensure_vector_index(text, integer) is
 'Internal: creates the partial HNSW indexes (chunks and sessions) for one embedding model.';
 
--- The default model's indexes ship with the extension.
-select memory_internal._ensure_vector_index('all-MiniLM-L6-v2', 384);
+-- The default model's indexes ship with the extension; those of models used before are made again
+-- (an upgrade to 0.3.0 drops them for the in_graph predicate).
+select memory_internal._ensure_vector_index(m.model, m.dimensions)
+from (
+    select
+        'all-MiniLM-L6-v2' as model,
+        384 as dimensions
+    union
+    select
+        m.model,
+        m.dimensions
+    from memory.embedding_models as m
+    where m.provider <> 'client'
+) as m;
+
+-- Whether a tenant's vectors belong in the HNSW graphs: once it holds more chunks than exact search
+-- serves. Below that recall scans them exactly, and a graph kept current for them would cost each
+-- chunk enrichment writes about a millisecond for nothing.
+create or replace function memory_internal._in_graph(tenant text) returns boolean
+language sql
+stable
+as $$
+    select coalesce(sum(k.chunks), 0) > (memory.setting('exact_search_max_chunks'))::bigint
+    from memory.corpus as k
+    where k.tenant_id = tenant
+$$;
+
+comment on function memory_internal._in_graph(text) is
+'Internal: whether a tenant''s vectors belong in the HNSW graphs (more chunks than exact_search_max_chunks).';
+
+-- Puts a tenant's vectors that are still outside the graphs into them, once it has grown past the
+-- threshold. Rows another transaction holds are skipped: the next enrichment of the tenant takes them,
+-- and until then approximate search scans them exactly.
+create or replace function memory_internal._join_graph(tenant text) returns void
+language sql
+as $$
+    update memory.chunk_embeddings as e set in_graph = true
+    where (e.tenant_id, e.turn_key, e.chunk_no, e.model) in (
+        select o.tenant_id, o.turn_key, o.chunk_no, o.model from memory.chunk_embeddings as o
+        where o.tenant_id = tenant and not o.in_graph
+        for update skip locked
+    );
+    update memory.session_embeddings as e set in_graph = true
+    where (e.tenant_id, e.session_key, e.model) in (
+        select o.tenant_id, o.session_key, o.model from memory.session_embeddings as o
+        where o.tenant_id = tenant and not o.in_graph
+        for update skip locked
+    );
+$$;
+
+comment on function memory_internal._join_graph(text) is
+'Internal: adds the tenant''s vectors still outside the HNSW graphs to them (rows locked elsewhere wait '
+'for its next enrichment).';

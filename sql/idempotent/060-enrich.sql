@@ -66,6 +66,7 @@ declare
     v_chunks integer [];
     v_vectors vector [];
     v_proposed text;
+    v_in_graph boolean;
 begin
     select coalesce(jsonb_agg(jsonb_build_object(
                 'turn_key', t.turn_key, 'role', t.role, 'name', t.name, 'content', t.content,
@@ -145,25 +146,32 @@ begin
     where c.text_sha256 <> excluded.text_sha256 or c.tsv <> excluded.tsv
         or c.context_turn_key is distinct from excluded.context_turn_key;
 
-    -- Embeddings: drop those of changed text, write the new ones (or the caller's vectors).
+    -- Embeddings: drop those of changed text, write the new ones (or the caller's vectors), in the HNSW
+    -- graph once the tenant is large enough to be searched approximately (and then with the vectors it
+    -- wrote before).
     if v_model is not null then
+        v_in_graph := memory_internal._in_graph(tenant);
+        if v_in_graph then
+            perform memory_internal._join_graph(tenant);
+        end if;
         delete from memory.chunk_embeddings as e
         using memory.chunks as c
         where c.tenant_id = tenant and c.session_key = session and e.tenant_id = c.tenant_id
             and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no and e.text_sha256 <> c.text_sha256;
         if v_model.provider = 'client' then
-            insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding)
-            select c.tenant_id, c.turn_key, c.chunk_no, 'client', c.text_sha256, t.client_embedding
+            insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding, in_graph)
+            select c.tenant_id, c.turn_key, c.chunk_no, 'client', c.text_sha256, t.client_embedding, v_in_graph
             from memory.chunks as c
             inner join memory.turns as t on c.tenant_id = t.tenant_id and c.turn_key = t.turn_key
             where c.tenant_id = tenant and c.session_key = session and t.client_embedding is not null
             on conflict do nothing;
         elsif v_texts is not null then
-            insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding)
-            select tenant, k.turn_key, k.chunk_no, v_model.model, sha256(convert_to(k.text, 'UTF8')), k.embedding
+            insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding, in_graph)
+            select tenant, k.turn_key, k.chunk_no, v_model.model, sha256(convert_to(k.text, 'UTF8')), k.embedding,
+                   v_in_graph
             from unnest(v_keys, v_chunks, v_texts, v_vectors) as k (turn_key, chunk_no, text, embedding)
             on conflict (tenant_id, turn_key, chunk_no, model) do update
-            set text_sha256 = excluded.text_sha256, embedding = excluded.embedding;
+            set text_sha256 = excluded.text_sha256, embedding = excluded.embedding, in_graph = excluded.in_graph;
         end if;
         perform memory_internal._mark_ready_if_complete(v_model.model);
     end if;
@@ -200,10 +208,10 @@ comment on function memory_internal._enrich_session(text, bigint) is
 create or replace function memory_internal._embed_session(tenant text, session bigint, model text) returns void
 language sql
 as $$
-    insert into memory.session_embeddings as e (tenant_id, session_key, model, text_sha256, embedding)
+    insert into memory.session_embeddings as e (tenant_id, session_key, model, text_sha256, embedding, in_graph)
     select tenant, session, _embed_session.model,
            sha256(string_agg(c.text_sha256, '' order by c.turn_key, c.chunk_no)),
-           l2_normalize(avg(ce.embedding))
+           l2_normalize(avg(ce.embedding)), memory_internal._in_graph(tenant)
     from memory.chunks as c
     cross join lateral (
         select e.embedding from memory.chunk_embeddings as e
@@ -214,7 +222,7 @@ as $$
     where c.tenant_id = tenant and c.session_key = session
     having count(*) > 0
     on conflict on constraint session_embeddings_pkey do update
-    set text_sha256 = excluded.text_sha256, embedding = excluded.embedding
+    set text_sha256 = excluded.text_sha256, embedding = excluded.embedding, in_graph = excluded.in_graph
     where e.text_sha256 <> excluded.text_sha256
 $$;
 

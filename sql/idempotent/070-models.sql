@@ -74,8 +74,9 @@ begin
         -- rows. Chunks forgotten while they were embedded are left out.
         perform from memory.sessions as s where s.session_key = any (v_sessions) order by s.session_key
         for key share;
-        insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding)
-        select k.tenant_id, k.turn_key, k.chunk_no, v_model.model, sha256(convert_to(k.text, 'UTF8')), k.embedding
+        insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding, in_graph)
+        select k.tenant_id, k.turn_key, k.chunk_no, v_model.model, sha256(convert_to(k.text, 'UTF8')), k.embedding,
+               memory_internal._in_graph(k.tenant_id)
         from unnest(v_tenants, v_keys, v_nos, v_texts, v_vectors) as k (tenant_id, turn_key, chunk_no, text, embedding)
         where exists (
             select from memory.chunks as c

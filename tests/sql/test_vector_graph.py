@@ -1,0 +1,100 @@
+"""Which vectors the HNSW graphs hold: a tenant's join them once it has more chunks than exact search
+serves (exact_search_max_chunks), earlier ones with them; approximate search still finds the rest."""
+
+import pytest
+from psycopg.types.json import Json, Jsonb
+
+TOPICS = [
+    "My dog Biscuit learned to fetch the newspaper this week.",
+    "The billing service crashed because the signing token expired.",
+    "We booked flights to Lisbon for the twelfth of June.",
+    "The greenhouse tomatoes need watering twice a day in July.",
+    "Our quarterly report is due to the board on Friday.",
+]
+
+
+def commit(conn, session, text):
+    conn.execute(
+        "select memory.commit(%s, %s, enrich => 'now')",
+        (session, Json([{"role": "user", "content": text}])),
+    )
+
+
+def graph_rows(conn, table):
+    return dict(conn.execute(f"select in_graph, count(*) from memory.{table} group by in_graph").fetchall())
+
+
+def nearest(conn, query, **weights):
+    rows = conn.execute(
+        "select turn_id from memory.recall(%s, k => 3, weights => %s)", (query, Jsonb(weights))
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+@pytest.fixture
+def tenants(db, logins):
+    """Tenant big, whose threshold is three chunks, and tenant small with the default (20,000)."""
+    db.execute("insert into memory.config (tenant_id, key, value) values ('big', 'exact_search_max_chunks', '3')")
+    db.commit()
+    return logins.create(tenant="big"), logins.create(tenant="small")
+
+
+def test_a_small_tenants_vectors_stay_out_of_the_graph(tenants):
+    _, small = tenants
+    for number, text in enumerate(TOPICS):
+        commit(small, f"s{number}", text)
+    assert graph_rows(small, "chunk_embeddings") == {False: 5}
+    assert graph_rows(small, "session_embeddings") == {False: 5}
+
+
+def test_crossing_the_threshold_puts_the_earlier_vectors_in_the_graph_too(tenants):
+    big, small = tenants
+    commit(big, "s0", TOPICS[0])
+    commit(small, "s0", TOPICS[0])
+    assert graph_rows(big, "chunk_embeddings") == {False: 1}
+    for number, text in enumerate(TOPICS[1:], start=1):
+        commit(big, f"s{number}", text)
+    assert graph_rows(big, "chunk_embeddings") == {True: 5}
+    assert graph_rows(big, "session_embeddings") == {True: 5}
+    assert graph_rows(small, "chunk_embeddings") == {False: 1}
+
+
+def test_approximate_search_finds_vectors_in_and_outside_the_graph(tenants, db):
+    big, _ = tenants
+    for number, text in enumerate(TOPICS):
+        commit(big, f"s{number}", text)
+    # A vector written while the tenant's threshold is higher stay outside the graph.
+    db.execute("update memory.config set value = '1000' where tenant_id = 'big'")
+    db.commit()
+    commit(big, "late", "The vet said the puppy needs a rabies shot next month.")
+    assert graph_rows(big, "chunk_embeddings") == {True: 5, False: 1}
+    exact = nearest(big, "when is the puppy due for its rabies shot", exact_search_max_chunks=1000)
+    approximate = nearest(big, "when is the puppy due for its rabies shot", exact_search_max_chunks=0)
+    assert approximate == exact
+    late = big.execute(
+        "select t.turn_key from memory.turns as t join memory.sessions as s using (tenant_id, session_key)"
+        " where s.session_id = 'late'"
+    ).fetchone()[0]
+    assert approximate[0] == late
+
+
+def test_approximate_search_reads_the_graph_and_the_rows_outside_it(tenants, db):
+    big, _ = tenants
+    for number, text in enumerate(TOPICS):
+        commit(big, f"s{number}", text)
+    statement = db.execute(
+        "select memory_internal._nearest_sql('chunk_embeddings', array['turn_key', 'chunk_no'],"
+        " 'all-MiniLM-L6-v2', 384, false, null)"
+    ).fetchone()[0]
+    db.execute("set enable_seqscan = off")
+    parameters = "vector, text, text, timestamptz, timestamptz, text, bigint[], integer"
+    db.execute(f"prepare nearest ({parameters}) as {statement}")
+    plan = "\n".join(
+        r[0]
+        for r in db.execute(
+            "explain (costs off) execute nearest((memory.embed(array['dog']))[1], 'big', null, null, null, null,"
+            " null, 3)"
+        )
+    )
+    assert "chunk_embeddings_hnsw_" in plan
+    assert "chunk_embeddings_outside_graph" in plan
