@@ -65,11 +65,18 @@ begin
     memory.define_signal(text, text, regprocedure, double precision, text) from memory_tenant;
     grant execute on function memory.set_secret(text, text, text), memory.bind_tenant_role(regrole, text),
     memory.define_signal(text, text, regprocedure, double precision, text) to memory_admin;
+    -- Maintenance works on every tenant: memory_admin's alone.
+    revoke execute on procedure memory.maintain() from memory_tenant;
+    revoke execute on function memory_internal._retire_models() from memory_tenant;
+    grant execute on procedure memory.maintain() to memory_admin;
+    grant execute on function memory_internal._retire_models() to memory_admin;
     grant select, insert, update, delete on all tables in schema memory to memory_tenant;
     grant usage on all sequences in schema memory to memory_tenant;
     revoke insert, update, delete on memory.config, memory.signals, memory.tenant_roles, memory.embedding_models
     from memory_tenant;
     grant insert, update, delete on memory.config, memory.signals, memory.tenant_roles to memory_admin;
+    revoke all on memory.maintenance_runs from memory_tenant;
+    grant select, insert on memory.maintenance_runs to memory_admin;
     for v_view in select c.oid::regclass from pg_catalog.pg_class as c
         where c.relnamespace = 'memory'::regnamespace and c.relkind = 'v'
     loop

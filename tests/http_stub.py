@@ -116,6 +116,15 @@ class Stub:
         db.execute("select memory.set_secret('openai_api_key', 'sk-test')")
         self.chat_reply = answer
 
+    def embed_for(self, db: Any) -> None:
+        """Makes the database session embed with this server (embedder openai, model stub-embed, 8 dimensions)."""
+        db.execute("set memory.embedder = 'openai'")
+        db.execute(sql.SQL("set memory.openai_base_url = {}").format(self.base_url))
+        db.execute("set memory.openai_embedding_model = 'stub-embed'")
+        db.execute(f"set memory.openai_embedding_dimensions = {self.dimensions}")
+        db.execute("set memory.http_retries = 2")
+        db.execute("select memory.set_secret('openai_api_key', 'sk-test')")
+
     def __enter__(self) -> Stub:
         self.thread.start()
         return self

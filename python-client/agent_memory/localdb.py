@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import os
 import pwd
+import re
 import shutil
 import stat
 import subprocess
@@ -29,6 +30,12 @@ SERVER_SETTINGS = {
     "shared_buffers": "'1GB'",  # holds 100k turns' vectors, HNSW index and full text
     "max_connections": "50",
     "log_min_messages": "warning",
+    # pg_cron schedules `call memory.maintain()`; its jobs run as background workers (no connection over
+    # TCP, which this server does not listen on), its metadata lives in the postgres database.
+    "shared_preload_libraries": "'pg_cron'",
+    "cron.database_name": "'postgres'",
+    "cron.use_background_workers": "on",
+    "max_worker_processes": "16",
 }
 
 
@@ -185,10 +192,19 @@ class LocalServer:
             "--locale=C.UTF-8",
             "--no-sync",
         )
-        lines = [f"{name} = {value}" for name, value in SERVER_SETTINGS.items()]
-        lines.append(f"unix_socket_directories = '{self.socket_dir}'")
+        self._configure({"unix_socket_directories": f"'{self.socket_dir}'"})
+
+    def _configure(self, extra: Mapping[str, str] | None = None) -> None:
+        """Appends to postgresql.conf the server settings it does not set yet: all of them for a new cluster,
+        those added since for one an earlier version made (read at its next start)."""
         conf = self.data_dir / "postgresql.conf"
-        conf.write_text(conf.read_text() + "\n# agent-memory local server\n" + "\n".join(lines) + "\n")
+        text = conf.read_text()
+        present = set(re.findall(r"^\s*([\w.]+)\s*=", text, re.MULTILINE))
+        lines = [
+            f"{name} = {value}" for name, value in {**SERVER_SETTINGS, **(extra or {})}.items() if name not in present
+        ]
+        if lines:
+            conf.write_text(text + "\n# agent-memory local server\n" + "\n".join(lines) + "\n")
 
     def running(self) -> bool:
         if not self.initialized():
@@ -200,6 +216,7 @@ class LocalServer:
         self.init()
         if self.running():
             return False
+        self._configure()
         owner = self._owner()
         if owner:
             self.log_file.touch()

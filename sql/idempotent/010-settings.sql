@@ -12,15 +12,15 @@ returns table (
 language sql
 stable parallel safe
 as $$
-    -- Settings that choose an endpoint or a model (where text goes, and with which key), and how long
-    -- a call to one may take, are the administrator's: set in memory.config; a session or call may
-    -- change them only for memory_admin.
+    -- Settings that choose an endpoint or a model (where text goes, and with which key), how long a
+    -- call to one may take, and what maintenance deletes, are the administrator's: set in memory.config;
+    -- a session or call may change them only for memory_admin.
     select d.*,
            case when d.key in ('embedder', 'summarizer', 'entity_extractor', 'memory_extractor', 'openai_base_url',
                                'openai_embedding_model', 'openai_embedding_dimensions', 'openai_chat_model',
                                'client_dimensions',
                                'http_timeout_seconds', 'http_retries', 'rerank', 'rerank_url', 'rerank_model',
-                               'rerank_timeout_seconds')
+                               'rerank_timeout_seconds', 'queue_keep_done_hours', 'model_retire_grace_hours')
                 then 'admin' else 'session' end
     from (
     select 'weight_' || s.name, to_jsonb(s.default_weight), 'number', null::jsonb, 0::numeric, 100::numeric,
@@ -74,6 +74,10 @@ as $$
          'Retry delay after the first failure; it doubles with each further failure.'),
         ('queue_lease_seconds', '300', 'number', null, 1, 86400,
          'How long a claimed job is leased to its worker; after that another worker may reclaim it.'),
+        ('queue_keep_done_hours', '168', 'number', null, 0, 100000,
+         'How long memory.maintain() keeps finished jobs (dead ones are kept until dealt with).'),
+        ('model_retire_grace_hours', '24', 'number', null, 0, 100000,
+         'How long memory.maintain() keeps the vectors of an embedding model recall no longer uses.'),
         ('recall_candidates', '50', 'integer', null, 5, 5000,
          'How many chunks each candidate list (full-text, vectors) contributes before fusion.'),
         ('session_candidates', '5', 'integer', null, 0, 1000,

@@ -83,9 +83,21 @@ comment on table memory.embedding_models is
 comment on column memory.embedding_models.model is 'The model name.';
 comment on column memory.embedding_models.provider is 'local, openai or client.';
 comment on column memory.embedding_models.dimensions is 'Dimensions of its vectors.';
-comment on column memory.embedding_models.state is 'building (backfill running), ready, or retired.';
+comment on column memory.embedding_models.state is
+'building (backfill running), ready, or retired (recall no longer uses it; memory.maintain sets it).';
 comment on column memory.embedding_models.created_at is 'When the model was first used.';
 comment on column memory.embedding_models.ready_at is 'When its vectors became complete.';
+comment on column memory.embedding_models.retired_at is
+'When recall stopped using it (memory.maintain drops its vectors model_retire_grace_hours later).';
+
+comment on table memory.maintenance_runs is 'Each run of memory.maintain(): when, by whom, and what it did.';
+comment on column memory.maintenance_runs.run_id is 'The run.';
+comment on column memory.maintenance_runs.started_at is 'When it started.';
+comment on column memory.maintenance_runs.finished_at is 'When it finished.';
+comment on column memory.maintenance_runs.run_by is 'The role that ran it.';
+comment on column memory.maintenance_runs.status is 'done, or skipped (another run was in progress).';
+comment on column memory.maintenance_runs.actions is
+'What it did: jobs_deleted, models_retired, vectors_dropped (per model: chunk_vectors, session_vectors).';
 comment on column memory.turns.trust is
 'Multiplies the turn''s recall score (1 = neutral); feedback and DBAs may change it.';
 comment on column memory.turns.access_count is

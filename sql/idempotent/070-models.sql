@@ -12,19 +12,27 @@ security definer
 as $$
 declare
     v_model record;
+    v_state text;
 begin
     select * into v_model from memory.embedding_model();
-    if v_model is null or exists (select from memory.embedding_models as m where m.model = v_model.model) then
+    if v_model is null then
+        return;
+    end if;
+    select m.state into v_state from memory.embedding_models as m where m.model = v_model.model;
+    if v_state is distinct from 'retired' and v_state is not null then
         return;
     end if;
     if v_model.provider <> 'client' then
         perform memory_internal._ensure_vector_index(v_model.model, v_model.dimensions);
     end if;
-    insert into memory.embedding_models (model, provider, dimensions, state, ready_at)
+    -- A retired model chosen again is built again (maintenance may have dropped its vectors).
+    insert into memory.embedding_models as m (model, provider, dimensions, state, ready_at)
     select v_model.model, v_model.provider, v_model.dimensions,
            case when exists (select from memory.chunks) then 'building' else 'ready' end,
            case when exists (select from memory.chunks) then null else pg_catalog.now() end
-    on conflict do nothing;
+    on conflict (model) do update
+    set state = excluded.state, ready_at = excluded.ready_at, retired_at = null
+    where m.state = 'retired';
     if found and exists (select from memory.chunks) then
         insert into memory.jobs (tenant_id, kind) values (memory.current_tenant(), 'embed');
     end if;
@@ -32,7 +40,8 @@ end
 $$;
 
 comment on function memory_internal._register_model() is
-'Internal: records the embedding model in force on first use; with existing chunks it starts as building.';
+'Internal: records the embedding model in force on first use (or when chosen again after it was retired); '
+'with existing chunks it starts as building.';
 
 -- Embeds up to batch chunks that lack a vector of the configured model; when none are left the model
 -- becomes ready and recall switches to it. Returns how many chunks it embedded.

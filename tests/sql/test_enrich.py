@@ -149,17 +149,8 @@ def test_client_embedder_uses_the_callers_vectors(db):
     ]
 
 
-def openai_settings(db, stub):
-    db.execute("set memory.embedder = 'openai'")
-    db.execute(psycopg.sql.SQL("set memory.openai_base_url = {}").format(stub.base_url))
-    db.execute("set memory.openai_embedding_model = 'stub-embed'")
-    db.execute("set memory.openai_embedding_dimensions = 8")
-    db.execute("set memory.http_retries = 2")
-    db.execute("select memory.set_secret('openai_api_key', 'sk-test')")
-
-
 def test_openai_embedder_calls_the_endpoint_with_the_key(db, http_stub):
-    openai_settings(db, http_stub)
+    http_stub.embed_for(db)
     commit(db)
     assert db.execute(
         "select count(*), min(vector_dims(embedding)) from memory.chunk_embeddings where model = 'stub-embed'"
@@ -169,28 +160,28 @@ def test_openai_embedder_calls_the_endpoint_with_the_key(db, http_stub):
 
 
 def test_openai_embedder_retries_a_server_error(db, http_stub):
-    openai_settings(db, http_stub)
+    http_stub.embed_for(db)
     http_stub.fail_next = [503, 429]
     commit(db)
     assert db.execute("select count(*) from memory.chunk_embeddings").fetchone()[0] == 4
 
 
 def test_openai_embedder_failure_is_an_error_that_keeps_the_servers_message(db, http_stub):
-    openai_settings(db, http_stub)
+    http_stub.embed_for(db)
     http_stub.fail_next = [500, 500, 500]
     with pytest.raises(psycopg.Error, match=r"answered 500.*try again.*after 3 attempts"):
         commit(db)
 
 
 def test_openai_dimension_mismatch_is_an_error(db, http_stub):
-    openai_settings(db, http_stub)
+    http_stub.embed_for(db)
     db.execute("set memory.openai_embedding_dimensions = 16")
     with pytest.raises(psycopg.Error, match="stub-embed returned 8 dimensions, configured 16"):
         commit(db)
 
 
 def test_llm_summarizer_stores_the_structured_summary(db, http_stub):
-    openai_settings(db, http_stub)
+    http_stub.embed_for(db)
     db.execute("set memory.summarizer = 'llm'")
     db.execute("set memory.openai_chat_model = 'stub-chat'")
     commit(db)
@@ -205,7 +196,7 @@ def test_llm_summarizer_stores_the_structured_summary(db, http_stub):
 
 
 def test_llm_summary_that_is_not_json_is_an_error(db, http_stub):
-    openai_settings(db, http_stub)
+    http_stub.embed_for(db)
     db.execute("set memory.summarizer = 'llm'")
     http_stub.chat_reply = "Sure! Here is a summary."
     with pytest.raises(psycopg.Error, match="llm summary failed: the LLM summary is not JSON"):
@@ -215,7 +206,7 @@ def test_llm_summary_that_is_not_json_is_an_error(db, http_stub):
 def test_a_new_model_is_built_in_the_background_and_recall_switches_when_complete(db, http_stub):
     commit(db)
     assert db.execute("select memory.recall_model()").fetchone()[0] == "all-MiniLM-L6-v2"
-    openai_settings(db, http_stub)
+    http_stub.embed_for(db)
     commit(db, [{"role": "user", "content": "A new session after the model changed."}], session="s2")
     assert db.execute("select state from memory.embedding_models where model = 'stub-embed'").fetchone()[0] == (
         "building"

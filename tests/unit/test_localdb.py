@@ -25,6 +25,19 @@ def test_missing_postgresql_binaries_are_named(tmp_path):
         server.init()
 
 
+def test_a_cluster_made_before_a_setting_existed_gets_it_once(tmp_path):
+    server = LocalServer(directory=tmp_path / "pg")
+    server.data_dir.mkdir(parents=True)
+    conf = server.data_dir / "postgresql.conf"
+    conf.write_text("#shared_preload_libraries = ''\nmax_connections = 50\nlisten_addresses = ''\n")
+    server._configure()
+    server._configure()
+    text = conf.read_text()
+    assert text.count("shared_preload_libraries = 'pg_cron'") == 1
+    assert text.count("max_connections") == 1
+    assert "cron.use_background_workers = on" in text
+
+
 def _server_dir(folder: Path) -> Path:
     (folder / ".agent-memory" / "data").mkdir(parents=True)
     return folder / ".agent-memory"
