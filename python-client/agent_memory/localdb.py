@@ -200,9 +200,10 @@ class LocalServer:
         conf = self.data_dir / "postgresql.conf"
         text = conf.read_text()
         present = set(re.findall(r"^\s*([\w.]+)\s*=", text, re.MULTILINE))
-        lines = [
-            f"{name} = {value}" for name, value in {**SERVER_SETTINGS, **(extra or {})}.items() if name not in present
-        ]
+        wanted = {**SERVER_SETTINGS, **(extra or {})}
+        if not (self.bindir.parent / "lib" / "pg_cron.so").exists():  # not installed: run without it
+            wanted = {name: value for name, value in wanted.items() if "cron" not in name + value}
+        lines = [f"{name} = {value}" for name, value in wanted.items() if name not in present]
         if lines:
             conf.write_text(text + "\n# agent-memory local server\n" + "\n".join(lines) + "\n")
 

@@ -165,7 +165,7 @@ from (
         m.model,
         m.dimensions
     from memory.embedding_models as m
-    where m.provider <> 'client'
+    where m.provider <> 'client' and m.state <> 'retired'
 ) as m;
 
 -- Whether a tenant's vectors belong in the HNSW graphs: once it holds more chunks than exact search
@@ -184,8 +184,9 @@ comment on function memory_internal._in_graph(text) is
 'Internal: whether a tenant''s vectors belong in the HNSW graphs (more chunks than exact_search_max_chunks).';
 
 -- Puts a tenant's vectors that are still outside the graphs into them, once it has grown past the
--- threshold. Rows another transaction holds are skipped: the next enrichment of the tenant takes them,
--- and until then approximate search scans them exactly.
+-- threshold (a step of memory.maintain). Rows another transaction holds are skipped: the next run takes
+-- them, and until then approximate search scans them exactly. Those are at most the threshold's worth,
+-- since enrichment puts a large tenant's new vectors in the graph itself.
 create or replace function memory_internal._join_graph(tenant text) returns void
 language sql
 as $$
@@ -205,4 +206,4 @@ $$;
 
 comment on function memory_internal._join_graph(text) is
 'Internal: adds the tenant''s vectors still outside the HNSW graphs to them (rows locked elsewhere wait '
-'for its next enrichment).';
+'for the next memory.maintain).';

@@ -147,13 +147,10 @@ begin
         or c.context_turn_key is distinct from excluded.context_turn_key;
 
     -- Embeddings: drop those of changed text, write the new ones (or the caller's vectors), in the HNSW
-    -- graph once the tenant is large enough to be searched approximately (and then with the vectors it
-    -- wrote before).
+    -- graph once the tenant is large enough to be searched approximately (memory.maintain adds the
+    -- vectors it wrote before).
     if v_model is not null then
         v_in_graph := memory_internal._in_graph(tenant);
-        if v_in_graph then
-            perform memory_internal._join_graph(tenant);
-        end if;
         delete from memory.chunk_embeddings as e
         using memory.chunks as c
         where c.tenant_id = tenant and c.session_key = session and e.tenant_id = c.tenant_id

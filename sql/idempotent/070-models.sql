@@ -13,6 +13,7 @@ as $$
 declare
     v_model record;
     v_state text;
+    v_written boolean;
 begin
     select * into v_model from memory.embedding_model();
     if v_model is null then
@@ -22,10 +23,8 @@ begin
     if v_state is distinct from 'retired' and v_state is not null then
         return;
     end if;
-    if v_model.provider <> 'client' then
-        perform memory_internal._ensure_vector_index(v_model.model, v_model.dimensions);
-    end if;
-    -- A retired model chosen again is built again (maintenance may have dropped its vectors).
+    -- A retired model chosen again is built again (maintenance may have dropped its vectors); the row
+    -- lock this takes waits for a maintenance run dropping them, so the index is made after it.
     insert into memory.embedding_models as m (model, provider, dimensions, state, ready_at)
     select v_model.model, v_model.provider, v_model.dimensions,
            case when exists (select from memory.chunks) then 'building' else 'ready' end,
@@ -33,7 +32,11 @@ begin
     on conflict (model) do update
     set state = excluded.state, ready_at = excluded.ready_at, retired_at = null
     where m.state = 'retired';
-    if found and exists (select from memory.chunks) then
+    v_written := found;
+    if v_model.provider <> 'client' then
+        perform memory_internal._ensure_vector_index(v_model.model, v_model.dimensions);
+    end if;
+    if v_written and exists (select from memory.chunks) then
         insert into memory.jobs (tenant_id, kind) values (memory.current_tenant(), 'embed');
     end if;
 end

@@ -4,16 +4,47 @@
 -- Schedule it with pg_cron (docs/operations.md):
 --   select cron.schedule('agent-memory-maintain', '*/10 * * * *', 'call memory.maintain()');
 
--- Embedding models recall no longer uses. Once the configured model is complete and recall uses it,
--- every other ready model is retired; model_retire_grace_hours later its vectors and HNSW indexes are
--- dropped (its row stays, as the record). Runs as the owner, who may drop the shared indexes, and only
--- for an administrator's session (memory.maintain checks it too). Returns what it did.
+-- A tenant's settings as memory.config stores them (its own rows, else those for every tenant, else the
+-- defaults): what maintenance, which serves every tenant from one session, goes by. '' is every tenant.
+create or replace function memory_internal._configured_settings(tenant text) returns jsonb
+language sql
+stable
+as $$
+    select jsonb_object_agg(d.key, coalesce(own.value, everyone.value, d.default_value))
+    from memory.setting_definitions() as d
+    left join memory.config as everyone on everyone.tenant_id = '' and everyone.key = d.key
+    left join memory.config as own on own.tenant_id = tenant and tenant <> '' and own.key = d.key
+$$;
+
+comment on function memory_internal._configured_settings(text) is
+'Internal: a tenant''s settings as memory.config stores them (session settings left out).';
+
+-- The embedding models the stored configuration chooses: for every tenant, and for each tenant that has
+-- settings of its own.
+create or replace function memory_internal._configured_models() returns setof text
+language sql
+stable
+as $$
+    select distinct m.model
+    from (select '' as tenant_id union select c.tenant_id from memory.config as c) as t
+    cross join lateral memory_internal._embedding_model(memory_internal._configured_settings(t.tenant_id)) as m
+$$;
+
+comment on function memory_internal._configured_models() is
+'Internal: the embedding models memory.config chooses, for every tenant and for each tenant with settings '
+'of its own (session settings left out).';
+
+-- Embedding models no configuration uses. Once every configured model is complete, every other ready
+-- model is retired; model_retire_grace_hours later its vectors and HNSW indexes are dropped (its row stays,
+-- as the record). Each model's row is locked while it is retired or dropped, so a model chosen again
+-- meanwhile (memory_internal._register_model) is left alone. Runs as the owner, who may drop the shared
+-- indexes, and only for an administrator's session (memory.maintain checks it too). Returns what it did.
 create or replace function memory_internal._retire_models() returns jsonb
 language plpgsql
 security definer
 as $$
 declare
-    v_recall text;
+    v_configured text [] := array(select memory_internal._configured_models());
     v_retired text [];
     v_dropped jsonb := '{}';
     v_model text;
@@ -24,11 +55,13 @@ begin
         raise exception 'agent_memory: retiring embedding models is for memory_admin (it drops every tenant''s vectors)'
             using errcode = 'insufficient_privilege';
     end if;
-    v_recall := memory.recall_model();
-    if v_recall is not null and v_recall = (select e.model from memory.embedding_model() as e) then
+    -- While a configured model is still being built, recall needs the ones before it.
+    if not exists (
+        select from memory.embedding_models as m where m.model = any(v_configured) and m.state <> 'ready'
+    ) and exists (select from memory.embedding_models as m where m.model = any(v_configured)) then
         with retired as (
             update memory.embedding_models as m set state = 'retired', retired_at = pg_catalog.now()
-            where m.state = 'ready' and m.model <> v_recall
+            where m.state = 'ready' and m.model <> all(v_configured)
             returning m.model
         )
         select array_agg(r.model order by r.model) into v_retired from retired as r;
@@ -45,6 +78,10 @@ begin
             )
         order by m.model
     loop
+        perform from memory.embedding_models as m where m.model = v_model and m.state = 'retired' for update;
+        if not found then
+            continue;
+        end if;
         delete from memory.chunk_embeddings as e where e.model = v_model;
         get diagnostics v_vectors = row_count;
         delete from memory.session_embeddings as e where e.model = v_model;
@@ -63,6 +100,41 @@ comment on function memory_internal._retire_models() is
 'Internal: retires the embedding models recall no longer uses and drops their vectors and indexes after '
 'model_retire_grace_hours (administrators only).';
 
+-- Tenants grown past their exact_search_max_chunks (as memory.config sets it): the vectors they wrote
+-- before join the HNSW graphs.
+-- Returns how many chunk vectors joined, per tenant.
+create or replace function memory_internal._join_graphs() returns jsonb
+language plpgsql
+as $$
+declare
+    v_tenant text;
+    v_outside bigint;
+    v_joined jsonb := '{}';
+begin
+    for v_tenant in
+        select k.tenant_id from memory.corpus as k
+        group by k.tenant_id
+        having sum(k.chunks) > (memory_internal._configured_settings(k.tenant_id) ->> 'exact_search_max_chunks')::bigint
+        order by k.tenant_id
+    loop
+        select count(*) into v_outside from memory.chunk_embeddings as e where e.tenant_id = v_tenant and not e.in_graph;
+        if v_outside > 0 or exists (
+            select from memory.session_embeddings as e where e.tenant_id = v_tenant and not e.in_graph
+        ) then
+            perform memory_internal._join_graph(v_tenant);
+            v_joined := v_joined || jsonb_build_object(v_tenant, v_outside - (
+                select count(*) from memory.chunk_embeddings as e where e.tenant_id = v_tenant and not e.in_graph
+            ));
+        end if;
+    end loop;
+    return v_joined;
+end
+$$;
+
+comment on function memory_internal._join_graphs() is
+'Internal: puts the vectors of tenants grown past exact_search_max_chunks that are still outside the HNSW '
+'graphs into them; how many chunk vectors joined, per tenant.';
+
 create or replace procedure memory.maintain()
 language plpgsql
 as $$
@@ -70,6 +142,7 @@ declare
     v_started timestamptz := pg_catalog.clock_timestamp();
     v_jobs bigint;
     v_models jsonb;
+    v_graph jsonb;
 begin
     if not memory_internal._administers() then
         raise exception 'agent_memory: memory.maintain() is for memory_admin (it works on every tenant)'
@@ -81,21 +154,27 @@ begin
         return;
     end if;
 
-    -- The queue: finished jobs older than queue_keep_done_hours. Dead ones stay until an operator acts.
+    -- The queue: finished jobs older than queue_keep_done_hours (and the record of runs as old). Dead
+    -- jobs stay until an operator acts.
     delete from memory.jobs as j
     where j.status = 'done'
         and j.finished_at < pg_catalog.now() - interval '1 hour' * (memory.setting('queue_keep_done_hours'))::double precision;
     get diagnostics v_jobs = row_count;
+    delete from memory.maintenance_runs as r
+    where r.started_at < pg_catalog.now() - interval '1 hour' * (memory.setting('queue_keep_done_hours'))::double precision;
 
     v_models := memory_internal._retire_models();
+    v_graph := memory_internal._join_graphs();
 
     insert into memory.maintenance_runs (started_at, finished_at, status, actions)
-    values (v_started, pg_catalog.clock_timestamp(), 'done', jsonb_build_object('jobs_deleted', v_jobs) || v_models);
+    values (v_started, pg_catalog.clock_timestamp(), 'done',
+            jsonb_build_object('jobs_deleted', v_jobs, 'graph_joined', v_graph) || v_models);
 end
 $$;
 
 comment on procedure memory.maintain () is
 'Maintenance for every tenant (memory_admin): deletes finished jobs older than queue_keep_done_hours, '
-'retires embedding models recall no longer uses and drops their vectors after model_retire_grace_hours. '
+'retires embedding models no configuration uses and drops their vectors after model_retire_grace_hours, '
+'puts the earlier vectors of tenants grown past exact_search_max_chunks into the HNSW graphs. '
 'One run at a time (a concurrent call is recorded as skipped); each run is recorded in '
 'memory.maintenance_runs. Schedule it with pg_cron.';

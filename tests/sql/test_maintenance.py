@@ -6,7 +6,7 @@ import uuid
 
 import psycopg
 import pytest
-from psycopg.types.json import Json
+from psycopg.types.json import Json, Jsonb
 
 SESSION = [
     {"role": "user", "content": "We moved the billing service to the new cluster on Monday."},
@@ -35,9 +35,12 @@ def test_maintain_deletes_old_finished_jobs_and_keeps_the_rest(db):
     )
     db.execute("call memory.maintain()")
     assert db.execute("select status from memory.jobs order by job_id").fetchall() == [("done",), ("dead",)]
-    assert runs(db) == [("done", {"jobs_deleted": 1, "models_retired": [], "vectors_dropped": {}})]
+    assert runs(db) == [("done", {"jobs_deleted": 1, "graph_joined": {}, "models_retired": [], "vectors_dropped": {}})]
     db.execute("call memory.maintain()")
-    assert runs(db)[-1] == ("done", {"jobs_deleted": 0, "models_retired": [], "vectors_dropped": {}})
+    assert runs(db)[-1] == (
+        "done",
+        {"jobs_deleted": 0, "graph_joined": {}, "models_retired": [], "vectors_dropped": {}},
+    )
 
 
 def test_a_second_run_while_one_is_running_is_skipped(db, dsn):
@@ -65,18 +68,36 @@ def vectors(db, model):
     return db.execute("select count(*) from memory.chunk_embeddings where model = %s", (model,)).fetchone()[0]
 
 
+def configure_embedder(db, stub):
+    """The administrator's configuration (memory.config) chooses the stub's model for every tenant."""
+    rows = {
+        "embedder": "openai",
+        "openai_base_url": stub.base_url,
+        "openai_embedding_model": "stub-embed",
+        "openai_embedding_dimensions": stub.dimensions,
+    }
+    for key, value in rows.items():
+        db.execute("insert into memory.config (key, value) values (%s, %s)", (key, Jsonb(value)))
+    db.execute("select memory.set_secret('openai_api_key', 'sk-test')")
+
+
 def test_after_a_model_swap_the_old_vectors_go_after_the_grace_period(db, http_stub):
     db.execute("select memory.commit('s1', %s, enrich => 'now')", (Json(SESSION),))
-    http_stub.embed_for(db)
+    configure_embedder(db, http_stub)
     db.execute("select memory.commit('s2', %s, enrich => 'now')", (Json(SESSION),))
     # While the new model is built, recall keeps the old one's vectors and maintenance keeps them.
     db.execute("call memory.maintain()")
     assert db.execute("select memory.recall_model()").fetchone()[0] == "all-MiniLM-L6-v2"
-    assert db.execute("select count(*) from memory.recall('billing cluster')").fetchone()[0] > 0
     assert runs(db)[-1][1]["models_retired"] == []
     db.execute("select memory.reembed(100)")
     assert db.execute("select memory.recall_model()").fetchone()[0] == "stub-embed"
 
+    # A tenant whose own settings still choose the old model keeps it; a session's settings do not.
+    db.execute("insert into memory.config (tenant_id, key, value) values ('acme', 'embedder', '\"local\"')")
+    db.execute("set memory.embedder = 'none'")
+    db.execute("call memory.maintain()")
+    assert runs(db)[-1][1]["models_retired"] == []
+    db.execute("delete from memory.config where tenant_id = 'acme'")
     db.execute("call memory.maintain()")
     assert runs(db)[-1][1]["models_retired"] == ["all-MiniLM-L6-v2"]
     assert vectors(db, "all-MiniLM-L6-v2") == 2  # within the grace period
@@ -84,22 +105,22 @@ def test_after_a_model_swap_the_old_vectors_go_after_the_grace_period(db, http_s
     db.execute("call memory.maintain()")
     assert runs(db)[-1][1]["vectors_dropped"] == {"all-MiniLM-L6-v2": {"chunk_vectors": 2, "session_vectors": 1}}
     assert vectors(db, "all-MiniLM-L6-v2") == 0
-    hnsw = "select count(*) from pg_indexes where schemaname = 'memory' and indexname like %s"
-    assert (
-        db.execute(
-            hnsw, ("%_hnsw_" + db.execute("select left(md5('all-MiniLM-L6-v2'), 10)").fetchone()[0],)
-        ).fetchone()[0]
-        == 0
-    )
+    suffix = db.execute("select left(md5('all-MiniLM-L6-v2'), 10)").fetchone()[0]
+    indexes = db.execute("select count(*) from pg_indexes where indexname like %s", ("%_hnsw_" + suffix,))
+    assert indexes.fetchone()[0] == 0
     db.execute("call memory.maintain()")
     assert runs(db)[-1][1]["vectors_dropped"] == {}
 
-    # Chosen again, the retired model is built again.
+    # Chosen again, the retired model is built again, its index with it.
     db.execute("reset memory.embedder")
+    db.execute("delete from memory.config where key = 'embedder'")
     db.execute("select memory.commit('s3', %s, enrich => 'now')", (Json(SESSION),))
     assert db.execute(
         "select state, retired_at from memory.embedding_models where model = 'all-MiniLM-L6-v2'"
     ).fetchone() == ("building", None)
+    assert (
+        db.execute("select count(*) from pg_indexes where indexname like %s", ("%_hnsw_" + suffix,)).fetchone()[0] == 2
+    )
     db.execute("select memory.reembed(100)")
     assert db.execute("select memory.recall_model()").fetchone()[0] == "all-MiniLM-L6-v2"
     assert vectors(db, "all-MiniLM-L6-v2") == 6

@@ -47,13 +47,18 @@ def test_a_small_tenants_vectors_stay_out_of_the_graph(tenants):
     assert graph_rows(small, "session_embeddings") == {False: 5}
 
 
-def test_crossing_the_threshold_puts_the_earlier_vectors_in_the_graph_too(tenants):
+def test_past_the_threshold_new_vectors_join_the_graph_and_maintenance_adds_the_earlier(tenants, db):
     big, small = tenants
     commit(big, "s0", TOPICS[0])
     commit(small, "s0", TOPICS[0])
     assert graph_rows(big, "chunk_embeddings") == {False: 1}
     for number, text in enumerate(TOPICS[1:], start=1):
         commit(big, f"s{number}", text)
+    assert graph_rows(big, "chunk_embeddings")[True] >= 1  # the last is written into the graph
+    outside = graph_rows(big, "chunk_embeddings")[False]
+    db.execute("call memory.maintain()")
+    assert db.execute("select actions -> 'graph_joined' from memory.maintenance_runs").fetchone()[0] == {"big": outside}
+    db.commit()
     assert graph_rows(big, "chunk_embeddings") == {True: 5}
     assert graph_rows(big, "session_embeddings") == {True: 5}
     assert graph_rows(small, "chunk_embeddings") == {False: 1}
@@ -63,6 +68,7 @@ def test_approximate_search_finds_vectors_in_and_outside_the_graph(tenants, db):
     big, _ = tenants
     for number, text in enumerate(TOPICS):
         commit(big, f"s{number}", text)
+    db.execute("call memory.maintain()")
     # A vector written while the tenant's threshold is higher stay outside the graph.
     db.execute("update memory.config set value = '1000' where tenant_id = 'big'")
     db.commit()

@@ -25,17 +25,32 @@ def test_missing_postgresql_binaries_are_named(tmp_path):
         server.init()
 
 
-def test_a_cluster_made_before_a_setting_existed_gets_it_once(tmp_path):
-    server = LocalServer(directory=tmp_path / "pg")
+def _cluster(tmp_path: Path, with_pg_cron: bool) -> tuple[LocalServer, Path]:
+    (tmp_path / "postgresql" / "lib").mkdir(parents=True)
+    if with_pg_cron:
+        (tmp_path / "postgresql" / "lib" / "pg_cron.so").touch()
+    server = LocalServer(directory=tmp_path / "pg", bindir=tmp_path / "postgresql" / "bin")
     server.data_dir.mkdir(parents=True)
     conf = server.data_dir / "postgresql.conf"
     conf.write_text("#shared_preload_libraries = ''\nmax_connections = 50\nlisten_addresses = ''\n")
+    return server, conf
+
+
+def test_a_cluster_made_before_a_setting_existed_gets_it_once(tmp_path):
+    server, conf = _cluster(tmp_path, with_pg_cron=True)
     server._configure()
     server._configure()
     text = conf.read_text()
     assert text.count("shared_preload_libraries = 'pg_cron'") == 1
     assert text.count("max_connections") == 1
     assert "cron.use_background_workers = on" in text
+
+
+def test_without_pg_cron_installed_the_server_starts_without_it(tmp_path):
+    server, conf = _cluster(tmp_path, with_pg_cron=False)
+    server._configure()
+    assert "cron" not in conf.read_text().replace("#shared_preload_libraries = ''", "")
+    assert "shared_buffers = '1GB'" in conf.read_text()
 
 
 def _server_dir(folder: Path) -> Path:
