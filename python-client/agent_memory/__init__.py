@@ -3,7 +3,14 @@
 from agent_memory.async_client import AsyncMemory
 from agent_memory.calls import Enrich, EntityMode, JsonInput, Kind, Level, Message
 from agent_memory.client import Memory
-from agent_memory.errors import AgentMemoryError, ConnectionFailed, InvalidInput, NotFound, NotInstalled
+from agent_memory.errors import (
+    AgentMemoryError,
+    ConnectionFailed,
+    ForgottenSession,
+    InvalidInput,
+    NotFound,
+    NotInstalled,
+)
 from agent_memory.results import (
     AgentStats,
     Bootstrap,
@@ -62,6 +69,7 @@ __all__ = [
     "ExportedSession",
     "Feedback",
     "Forgotten",
+    "ForgottenSession",
     "Health",
     "Hit",
     "InvalidInput",

@@ -77,6 +77,7 @@ class CommitOptions(TypedDict, total=False):
     tokens_out: int | None
     metadata: Mapping[str, JsonInput] | None
     enrich: Enrich | None
+    allow_forgotten: bool | None  # store again a session memory.forget removed
 
 
 class RecallFilters(TypedDict, total=False):
@@ -220,7 +221,7 @@ def context_for_task(
     return function("context_for_task", collected, task=task, max_chars=max_chars, agent_id=agent_id, k=k)
 
 
-def forget(session_id: str, agent_id: str | None) -> Call[results.Forgotten]:
+def forget(session_id: str | None, agent_id: str | None) -> Call[results.Forgotten]:
     return function("forget", _one(results.Forgotten), session_id=session_id, agent_id=agent_id)
 
 

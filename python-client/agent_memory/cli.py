@@ -18,7 +18,7 @@ from psycopg import sql
 from agent_memory import hooks, importers
 from agent_memory.calls import Kind
 from agent_memory.client import Memory
-from agent_memory.errors import AgentMemoryError, InvalidInput
+from agent_memory.errors import AgentMemoryError, ForgottenSession, InvalidInput
 from agent_memory.formatting import plain, print_json, print_record, print_table, ranks, signals
 from agent_memory.localdb import DEFAULT_PORT, HOME_RULE, Home, LocalServer, LocalServerError, find_home
 from agent_memory.progress import Progress
@@ -278,10 +278,17 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
+    if args.session_id is None and args.agent is None:
+        raise InvalidInput("name a session to forget, or --agent AGENT to forget all of an agent's memory")
     with _memory(args) as memory:
         result = memory.forget(args.session_id, agent_id=args.agent)
-    removed = f"{result.turns_removed} turns, {result.chunks_removed} indexed chunks"
-    return _report(args, result, f"forgot {args.session_id}: {removed}")
+    what = args.session_id if args.session_id is not None else f"agent {args.agent}"
+    removed = (
+        f"{result.turns_removed} turns, {result.chunks_removed} indexed chunks, {result.memories_removed} memories"
+    )
+    if args.session_id is None:
+        removed = f"{result.sessions_removed} sessions, {removed}"
+    return _report(args, result, f"forgot {what}: {removed} (tombstone {result.tombstone_id})")
 
 
 def _scoped(rows: Sequence[Any], columns: list[str]) -> list[str]:
@@ -354,7 +361,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         if read.sessions:
             print("nothing imported (use --skip-invalid to import the rest)", file=sys.stderr)
         return 1
-    added = skipped = 0
+    added = skipped = forgotten = 0
     invalid = len(read.problems)
     progress = Progress("import", len(read.sessions), "sessions")
     with _memory(args) as memory:
@@ -367,7 +374,11 @@ def cmd_import(args: argparse.Namespace) -> int:
                     source=f"import:{args.format}",
                     enrich=args.enrich,
                     skip_invalid=args.skip_invalid,
+                    allow_forgotten=args.allow_forgotten,
                 )
+            except ForgottenSession as exc:
+                print(f"agent-memory: session {session.session_id} not imported: {exc}", file=sys.stderr)
+                forgotten += 1
             except InvalidInput as exc:
                 if not args.skip_invalid:
                     raise InvalidInput(f"session {session.session_id}: {exc}") from exc
@@ -380,7 +391,12 @@ def cmd_import(args: argparse.Namespace) -> int:
                 invalid += len(refused)
             progress.advance()
     progress.finish()
-    summary = {"sessions": len(read.sessions) - skipped, "turns_added": added, "skipped_sessions": skipped}
+    summary = {
+        "sessions": len(read.sessions) - skipped - forgotten,
+        "turns_added": added,
+        "skipped_sessions": skipped,
+        "forgotten_sessions": forgotten,
+    }
     summary["invalid_lines"] = invalid
     print_json(summary) if args.json else print(", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in summary.items()))
     return 0 if not skipped and not invalid else 1
@@ -567,8 +583,10 @@ def build_parser() -> argparse.ArgumentParser:
     stats = command("stats", cmd_stats, "sessions, turns, vectors and pending jobs per agent")
     stats.add_argument("--agent", help="one agent")
 
-    forget = command("forget", cmd_forget, "remove a session and everything derived from it")
-    forget.add_argument("session_id")
+    forget = command(
+        "forget", cmd_forget, "remove a session, or with only --agent all of an agent's memory, leaving a tombstone"
+    )
+    forget.add_argument("session_id", nargs="?", help="the session (omit it, with --agent, to forget the whole agent)")
     forget.add_argument("--agent", help="agent id (default: whichever agent has the session)")
 
     entity_types = get_args(EntityType)
@@ -602,6 +620,11 @@ def build_parser() -> argparse.ArgumentParser:
     imports.add_argument("--enrich", choices=["queue", "now", "none"], help="enrichment (default: setting enrich)")
     imports.add_argument(
         "--skip-invalid", action="store_true", help="import what is valid and report the rest (default: all or nothing)"
+    )
+    imports.add_argument(
+        "--allow-forgotten",
+        action="store_true",
+        help="store again sessions memory.forget removed (default: leave them out and count them)",
     )
 
     reindex = command("reindex", cmd_reindex, "queue sessions indexed under older index settings for re-indexing")

@@ -214,8 +214,9 @@ class Memory:
         """The turns most relevant to a task, within a character budget (memory.context_for_task)."""
         return self._run(calls.context_for_task(task, max_chars, agent_id, k))
 
-    def forget(self, session_id: str, *, agent_id: str | None = None) -> results.Forgotten:
-        """Removes a session and everything derived from it (memory.forget)."""
+    def forget(self, session_id: str | None = None, *, agent_id: str | None = None) -> results.Forgotten:
+        """Removes a session, or with only agent_id all of an agent's memory, and everything derived from it,
+        leaving a tombstone (memory.forget). A forgotten session is refused by commit unless allow_forgotten."""
         return self._run(calls.forget(session_id, agent_id))
 
     def stats(self, agent_id: str | None = None) -> list[results.AgentStats]:

@@ -29,6 +29,10 @@ class NotFound(AgentMemoryError, LookupError):
     """No such session, turn or agent in this tenant."""
 
 
+class ForgottenSession(AgentMemoryError):
+    """A commit of a session memory.forget removed (pass allow_forgotten=True to store it again)."""
+
+
 class NotInstalled(AgentMemoryError):
     """The database has no agent_memory extension (or an older one without this function)."""
 
@@ -61,6 +65,8 @@ def from_psycopg(exc: psycopg.Error) -> AgentMemoryError:
     state = exc.sqlstate
     if isinstance(exc, pg.NoDataFound):
         return NotFound(message, state)
+    if isinstance(exc, pg.ObjectNotInPrerequisiteState) and "was forgotten" in message:
+        return ForgottenSession(message, state)
     if isinstance(exc, (pg.UndefinedFunction, pg.InvalidSchemaName, pg.UndefinedTable)) and "memory." in str(exc):
         return NotInstalled(f"{message}: is the agent_memory extension installed and up to date? {INSTALL}", state)
     if isinstance(

@@ -384,18 +384,27 @@ def read(kind: str, paths: Iterable[Path]) -> Read:
 
 
 def commit(
-    memory: Memory, session: Session, *, agent_id: str | None, source: str, enrich: Enrich | None, skip_invalid: bool
+    memory: Memory,
+    session: Session,
+    *,
+    agent_id: str | None,
+    source: str,
+    enrich: Enrich | None,
+    skip_invalid: bool,
+    allow_forgotten: bool = False,
 ) -> tuple[int, list[ImportProblem]]:
     """Commits a session (agent_id and source for a session that names none): the turns added, and the
     messages the database refused, each named by its file and line. A refused message raises its
     ImportProblem, or with skip_invalid is left out and the rest committed (one more call per refused
-    message). A refusal of the whole session raises InvalidInput."""
+    message). A refusal of the whole session raises InvalidInput; a session memory.forget removed raises
+    ForgottenSession unless allow_forgotten."""
     options: CommitOptions = {
         "agent_id": session.agent_id or agent_id,
         "source": session.source or source,
         "started_at": session.started_at,
         "metadata": session.metadata or None,
         "enrich": enrich,
+        "allow_forgotten": allow_forgotten,
     }
     refused: list[ImportProblem] = []
     while session.messages:

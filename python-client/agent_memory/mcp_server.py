@@ -600,7 +600,13 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
         """Removes a conversation and everything derived from it (turns, chunks, vectors, summary,
         feedback) for good. Only when the user asks for it."""
         gone = memory.forget(session_id, agent_id=agent_id or default_agent)
-        return _answer({"turns_removed": gone.turns_removed, "chunks_removed": gone.chunks_removed})
+        return _answer(
+            {
+                "turns_removed": gone.turns_removed,
+                "chunks_removed": gone.chunks_removed,
+                "tombstone_id": gone.tombstone_id,
+            }
+        )
 
     return server
 

@@ -229,11 +229,13 @@ class TaskContext:
 
 @dataclass(frozen=True)
 class Forgotten:
-    """memory.forget: what was removed."""
+    """memory.forget: what was removed, and the tombstone that records it."""
 
-    session_key: int
+    sessions_removed: int
     turns_removed: int
     chunks_removed: int
+    memories_removed: int
+    tombstone_id: int
 
 
 @dataclass(frozen=True)

@@ -231,3 +231,19 @@ comment on column memory.memory_merges.content is 'The claim remembered.';
 comment on column memory.memory_merges.similarity is 'Cosine of the claim''s vector to the memory''s words.';
 comment on column memory.memory_merges.merged is 'true: merged (no new memory); false: shadow mode, recorded only.';
 comment on column memory.memory_merges.created_memory_id is 'Shadow mode: the memory created instead of the merge.';
+
+comment on table memory.tombstones is
+'What memory.forget removed: the selector asked for, when, by whom, and counts (never the content).';
+comment on column memory.tombstones.tenant_id is 'The tenant.';
+comment on column memory.tombstones.tombstone_id is 'The tombstone.';
+comment on column memory.tombstones.selector is 'What was asked to be forgotten: {agent_id, session_id?}.';
+comment on column memory.tombstones.removed is 'How much went: {sessions, turns, chunks, memories}.';
+comment on column memory.tombstones.forgotten_at is 'When.';
+comment on column memory.tombstones.forgotten_by is 'The role that called memory.forget.';
+
+comment on table memory.forgotten_sessions is
+'Sessions memory.forget removed, by a hash of their id: memory.commit refuses them unless allow_forgotten.';
+comment on column memory.forgotten_sessions.tenant_id is 'The tenant.';
+comment on column memory.forgotten_sessions.agent_id is 'The agent whose session it was.';
+comment on column memory.forgotten_sessions.session_sha256 is 'sha256 of the session id.';
+comment on column memory.forgotten_sessions.tombstone_id is 'The tombstone of the forget that removed it.';

@@ -123,7 +123,8 @@ create or replace function memory.commit(
     tokens_in bigint default null,
     tokens_out bigint default null,
     metadata jsonb default '{}',
-    enrich text default null
+    enrich text default null,
+    allow_forgotten boolean default false
 ) returns table (
     session_key bigint, created boolean, turns_added integer, job_id bigint, turns_indexed_in_part integer
 )
@@ -145,6 +146,7 @@ declare
     v_added integer;
     v_job bigint;
     v_messages jsonb;
+    v_forgotten record;
 begin
     if commit.session_id is null or btrim(commit.session_id) = '' then
         raise exception 'agent_memory: commit needs a session_id';
@@ -237,6 +239,23 @@ begin
         end loop;
     end;
 
+    -- A session memory.forget removed comes back only when the caller says so.
+    select f.tombstone_id, t.forgotten_at into v_forgotten
+    from memory.forgotten_sessions as f
+    inner join memory.tombstones as t on f.tenant_id = t.tenant_id and f.tombstone_id = t.tombstone_id
+    where f.tenant_id = v_tenant and f.agent_id = commit.agent_id
+        and f.session_sha256 = sha256(convert_to(commit.session_id, 'UTF8'));
+    if found and not coalesce(commit.allow_forgotten, false) then
+        raise exception 'agent_memory: session % of agent % was forgotten on % (tombstone %)', commit.session_id,
+            commit.agent_id, v_forgotten.forgotten_at, v_forgotten.tombstone_id
+            using errcode = 'object_not_in_prerequisite_state',
+                  hint = 'commit it with allow_forgotten => true to store it again';
+    elsif found then
+        delete from memory.forgotten_sessions as f
+        where f.tenant_id = v_tenant and f.agent_id = commit.agent_id
+            and f.session_sha256 = sha256(convert_to(commit.session_id, 'UTF8'));
+    end if;
+
     insert into memory.sessions as s (tenant_id, agent_id, session_id, source, model, started_at,
                                       tokens_in, tokens_out, metadata)
     values (
@@ -325,11 +344,12 @@ begin
 end
 $$;
 
-comment on function memory.commit(text, json, text, text, timestamptz, text, bigint, bigint, jsonb, text) is
+comment on function memory.commit(text, json, text, text, timestamptz, text, bigint, bigint, jsonb, text, boolean) is
 'Stores a session''s messages (a JSON array of {role, content, id?, created_at?, name?, tool_calls?, '
 'tool_call_id?, tokens?, metadata?, embedding? (client embedder)}) under this tenant and agent_id. '
 'Idempotent: only new turns are added. '
 'enrich: queue (default, a job for memory.work), now, or none. Returns the session key, whether the '
 'session is new, how many turns were added, the queued job, and how many added turns are longer than '
 'indexing reads (index_max_chunks x chunk_chars characters: stored whole, indexed in part). '
+'A session memory.forget removed is refused unless allow_forgotten. '
 'Pass jsonb as messages::json.';

@@ -59,13 +59,16 @@ declare
     ));
 begin
     begin
-        perform from memory.commit('remembered', v_messages::json, agent_id => agent_id, source => 'remember', enrich => enrich);
+        -- Remembering is the caller saying so: the session comes back even after a forget.
+        perform from memory.commit('remembered', v_messages::json, agent_id => agent_id, source => 'remember',
+                                   enrich => enrich, allow_forgotten => true);
     exception when others then
         if enrich is distinct from 'now' then
             raise;
         end if;
         raise notice 'agent_memory: remembered, but enriching it failed (%); it is queued instead', sqlerrm;
-        perform from memory.commit('remembered', v_messages::json, agent_id => agent_id, source => 'remember', enrich => 'queue');
+        perform from memory.commit('remembered', v_messages::json, agent_id => agent_id, source => 'remember',
+                                   enrich => 'queue', allow_forgotten => true);
     end;
     return (
         select t.turn_key

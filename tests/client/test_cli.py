@@ -96,7 +96,13 @@ def test_import_skip_invalid_imports_the_rest_and_says_what_it_skipped(db, dsn):
         "--dsn", dsn, "--json", "import", "jsonl", "--skip-invalid", str(FIXTURES / "messages-malformed.jsonl")
     )
     assert result.returncode == 1 and "messages-malformed.jsonl:3" in result.stderr
-    assert json.loads(result.stdout) == {"sessions": 2, "turns_added": 4, "skipped_sessions": 0, "invalid_lines": 1}
+    assert json.loads(result.stdout) == {
+        "sessions": 2,
+        "turns_added": 4,
+        "skipped_sessions": 0,
+        "forgotten_sessions": 0,
+        "invalid_lines": 1,
+    }
 
 
 def test_import_is_idempotent_and_resumes_where_it_stopped(db, dsn):
@@ -119,7 +125,10 @@ def test_import_is_idempotent_and_resumes_where_it_stopped(db, dsn):
 def test_import_chatgpt_and_claude_code_logs(db, dsn):
     chatgpt = run("--dsn", dsn, "import", "chatgpt", "--agent", "me", str(FIXTURES / "chatgpt-conversations.json"))
     assert chatgpt.returncode == 0, chatgpt.stderr
-    assert chatgpt.stdout.strip() == "sessions: 2, turns added: 5, skipped sessions: 0, invalid lines: 0"
+    assert (
+        chatgpt.stdout.strip()
+        == "sessions: 2, turns added: 5, skipped sessions: 0, forgotten sessions: 0, invalid lines: 0"
+    )
     claude = run(
         "--dsn",
         dsn,
@@ -196,10 +205,23 @@ def test_export_then_import_into_another_tenant_reproduces_the_sessions(db, dsn,
 def test_forget_and_its_errors(db, dsn):
     assert run("--dsn", dsn, "import", "jsonl", str(FIXTURES / "messages.jsonl")).returncode == 0
     forgot = run("--dsn", dsn, "forget", "support-17", "--agent", "helpdesk")
-    assert forgot.stdout.strip() == "forgot support-17: 3 turns, 0 indexed chunks"
+    assert forgot.stdout.strip() == "forgot support-17: 3 turns, 0 indexed chunks, 0 memories (tombstone 1)"
     again = run("--dsn", dsn, "forget", "support-17", "--agent", "helpdesk")
     assert again.returncode == 1
     assert again.stderr.strip() == 'agent-memory: no session "support-17" for agent "helpdesk" in tenant "default"'
+    reimport = run("--dsn", dsn, "--json", "import", "jsonl", str(FIXTURES / "messages.jsonl"))
+    assert reimport.returncode == 0, reimport.stderr
+    assert json.loads(reimport.stdout)["forgotten_sessions"] == 1
+    assert "session support-17 not imported: agent_memory: session support-17 of agent helpdesk was forgotten" in (
+        reimport.stderr
+    )
+    allowed = run("--dsn", dsn, "--json", "import", "jsonl", str(FIXTURES / "messages.jsonl"), "--allow-forgotten")
+    assert json.loads(allowed.stdout)["forgotten_sessions"] == 0
+    assert json.loads(allowed.stdout)["turns_added"] == 3
+    whole = run("--dsn", dsn, "forget", "--agent", "helpdesk")
+    assert whole.stdout.startswith("forgot agent helpdesk: 2 sessions, 5 turns")
+    nothing = run("--dsn", dsn, "forget")
+    assert nothing.returncode == 1 and "name a session to forget, or --agent AGENT" in nothing.stderr
 
 
 def test_bad_input_is_one_clear_line_and_exit_1(dsn):
@@ -287,7 +309,13 @@ def test_skip_invalid_leaves_out_only_the_refused_line_and_names_it(db, dsn, tmp
     result = run("--dsn", dsn, "--json", "import", "jsonl", "--skip-invalid", str(path))
     assert result.returncode == 1
     assert f'agent-memory: {path}:2: has unknown role "robot"' in result.stderr
-    assert json.loads(result.stdout) == {"sessions": 1, "turns_added": 2, "skipped_sessions": 0, "invalid_lines": 1}
+    assert json.loads(result.stdout) == {
+        "sessions": 1,
+        "turns_added": 2,
+        "skipped_sessions": 0,
+        "forgotten_sessions": 0,
+        "invalid_lines": 1,
+    }
     assert db.execute("select array_agg(content order by position) from memory.turns").fetchone()[0] == [
         "line user",
         "line assistant",

@@ -42,7 +42,8 @@ def test_forget_commit_and_workers_under_load_never_deadlock(db, capsys):
     def committer() -> None:
         with connect(db) as conn:
             for n in range(rounds):
-                conn.execute("select memory.commit(%s, %s)", (f"s{n % 8}", chat(n)))
+                # the forgetter's sessions come back on purpose
+                conn.execute("select memory.commit(%s, %s, allow_forgotten => true)", (f"s{n % 8}", chat(n)))
 
     def forgetter() -> None:
         with connect(db) as conn:

@@ -128,6 +128,71 @@ def test_forget_removes_a_session_and_everything_derived_from_it(memory):
         memory.execute("select memory.forget('kickoff', 'team')")
 
 
+def test_forget_leaves_a_tombstone_and_the_session_does_not_come_back(memory):
+    gone = memory.execute("select * from memory.forget('kickoff', 'team')").fetchone()
+    memory.commit()
+    assert gone[:4] == (1, 2, 2, 0)
+    tombstone = memory.execute("select tombstone_id, selector, removed, forgotten_by from memory.tombstones").fetchone()
+    assert tombstone == (
+        gone[4],
+        {"agent_id": "team", "session_id": "kickoff"},
+        {"sessions": 1, "turns": 2, "chunks": 2, "memories": 0},
+        "postgres",
+    )
+    assert "Friday" not in str(memory.execute("select * from memory.tombstones, memory.forgotten_sessions").fetchall())
+    again = Json(KICKOFF)
+    with pytest.raises(
+        psycopg.errors.ObjectNotInPrerequisiteState, match="session kickoff of agent team was forgotten"
+    ):
+        memory.execute("select memory.commit('kickoff', %s, agent_id => 'team')", (again,))
+    memory.rollback()
+    # Another agent's session of the same id is not affected; the caller may store it again.
+    memory.execute("select memory.commit('kickoff', %s, agent_id => 'other')", (again,))
+    memory.execute("select memory.commit('kickoff', %s, agent_id => 'team', allow_forgotten => true)", (again,))
+    assert memory.execute("select count(*) from memory.sessions where session_id = 'kickoff'").fetchone()[0] == 2
+    assert memory.execute("select count(*) from memory.forgotten_sessions").fetchone()[0] == 0
+    assert memory.execute("select count(*) from memory.tombstones").fetchone()[0] == 1
+
+
+def test_forget_of_an_agent_removes_all_it_holds_in_one_tombstone(memory):
+    memory.execute("select memory.remember('Deploys need two approvals', kind => 'rule', agent_id => 'team')")
+    memory.execute("select memory.set_entity_state('Priya', 'role', '\"on call\"', agent_id => 'team')")
+    memory.execute(
+        "select memory.commit('solo-1', %s, agent_id => 'solo')", (Json([{"role": "user", "content": "hi"}]),)
+    )
+    gone = memory.execute("select sessions_removed, memories_removed from memory.forget(agent_id => 'team')").fetchone()
+    memory.commit()
+    assert gone == (3, 1)  # kickoff, incident and the session that holds remembered words
+    for table in ("sessions", "memories", "lexicon", "corpus", "speakers"):
+        left = memory.execute(f"select count(*) from memory.{table} where agent_id = 'team'").fetchone()[0]
+        assert left == 0, table
+    assert memory.execute("select count(*) from memory.entities where scope = 'team'").fetchone()[0] == 0
+    assert memory.execute("select count(*) from memory.entity_states").fetchone()[0] == 0
+    assert memory.execute("select count(*) from memory.sessions where agent_id = 'solo'").fetchone()[0] == 1
+    assert memory.execute("select selector from memory.tombstones").fetchone()[0] == {"agent_id": "team"}
+    assert memory.execute("select count(*) from memory.forgotten_sessions").fetchone()[0] == 3
+    with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState):
+        memory.execute("select memory.commit('incident', %s, agent_id => 'team')", (Json(KICKOFF),))
+    memory.rollback()
+    # Remembering is the caller saying so: the agent's remembered session comes back.
+    memory.execute("select memory.remember('Deploys need two approvals', kind => 'rule', agent_id => 'team')")
+    with pytest.raises(psycopg.errors.NoDataFound, match="agent nobody has no sessions"):
+        memory.execute("select memory.forget(agent_id => 'nobody')")
+    memory.rollback()
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="forget needs a session_id, an agent_id, or both"):
+        memory.execute("select memory.forget()")
+
+
+def test_an_application_cannot_rewrite_or_remove_a_tombstone(memory, logins):
+    memory.execute("select memory.forget('kickoff', 'team')")
+    memory.commit()
+    app = logins.create(tenant="default")
+    assert app.execute("select count(*) from memory.tombstones").fetchone()[0] == 1
+    for statement in ("update memory.tombstones set removed = '{}'", "delete from memory.tombstones"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            app.execute(statement)
+
+
 def test_an_export_commits_back_as_the_same_sessions(memory):
     memory.execute("select memory.set_summary('kickoff', 'Deploy rules.', agent_id => 'team')")
     exported = memory.execute("select session from memory.export('team')").fetchall()

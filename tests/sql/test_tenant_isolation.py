@@ -32,6 +32,8 @@ TENANT_TABLES = [
     "feedback",
     "memories",
     "memory_merges",
+    "tombstones",
+    "forgotten_sessions",
 ]
 
 
@@ -49,6 +51,8 @@ def two_tenants(db, logins) -> Iterator[tuple[psycopg.Connection, Logins, dict]]
         db.execute("select memory.commit('plans', %s, enrich => 'now')", (Json(messages),))
         db.execute("select memory.remember(%s)", (f"{tenant} prefers tea",))
         db.execute("select memory.remember(%s)", (f"{tenant} prefers to drink tea",))  # merged: a paraphrase
+        db.execute("select memory.commit('gone', %s)", (Json(messages),))
+        db.execute("select memory.forget('gone')")  # a tombstone and a forgotten session
     db.execute("reset memory.tenant_id")
     globex = db.execute("select min(turn_key), count(*) from memory.turns where tenant_id = 'globex'").fetchone()
     counts = {
@@ -135,6 +139,8 @@ def writes(turn: int, memory: int) -> list[tuple[str, tuple]]:
         ("select * from memory.feedback(memory_id => %s, verdict => 'stale')", (memory,)),
         ("update memory.memory_merges set content = 'owned' where tenant_id = 'globex'", ()),
         ("update memory.memories set status = 'retracted' where tenant_id = 'globex'", ()),
+        ("delete from memory.forgotten_sessions where tenant_id = 'globex'", ()),
+        ("insert into memory.tombstones (tenant_id, selector, removed) values ('globex', '{}', '{}')", ()),
         ("update memory.turns set content = 'owned', trust = 0.05 where tenant_id = 'globex'", ()),
         ("delete from memory.turns where tenant_id = 'globex'", ()),
         ("delete from memory.sessions where tenant_id = 'globex'", ()),
