@@ -76,8 +76,9 @@ begin
     from memory_tenant;
     grant insert, update, delete on memory.config, memory.signals, memory.tenant_roles to memory_admin;
     revoke all on memory.maintenance_runs from memory_tenant;
-    -- A tombstone is a record: written by forget, never changed or removed by an application.
-    revoke update, delete on memory.tombstones from memory_tenant;
+    -- A tombstone is a record: written by forget (memory_internal._bury, as the owner), never written,
+    -- changed or removed by an application.
+    revoke insert, update, delete on memory.tombstones, memory.forgotten_sessions from memory_tenant;
     grant select, insert, delete on memory.maintenance_runs to memory_admin;
     for v_view in select c.oid::regclass from pg_catalog.pg_class as c
         where c.relnamespace = 'memory'::regnamespace and c.relkind = 'v'

@@ -155,9 +155,13 @@ class AsyncMemory:
         """See Memory.context_for_task."""
         return await self._run(calls.context_for_task(task, max_chars, agent_id, k))
 
-    async def forget(self, session_id: str | None = None, *, agent_id: str | None = None) -> results.Forgotten:
+    async def forget(self, session_id: str, *, agent_id: str | None = None) -> results.Forgotten:
         """See Memory.forget."""
         return await self._run(calls.forget(session_id, agent_id))
+
+    async def forget_agent(self, agent: str, /) -> results.Forgotten:
+        """See Memory.forget_agent."""
+        return await self._run(calls.forget_agent(agent))
 
     async def stats(self, agent_id: str | None = None) -> list[results.AgentStats]:
         """See Memory.stats."""

@@ -221,8 +221,12 @@ def context_for_task(
     return function("context_for_task", collected, task=task, max_chars=max_chars, agent_id=agent_id, k=k)
 
 
-def forget(session_id: str | None, agent_id: str | None) -> Call[results.Forgotten]:
+def forget(session_id: str, agent_id: str | None) -> Call[results.Forgotten]:
     return function("forget", _one(results.Forgotten), session_id=session_id, agent_id=agent_id)
+
+
+def forget_agent(agent: str) -> Call[results.Forgotten]:
+    return function("forget_agent", _one(results.Forgotten), agent_id=agent)
 
 
 def stats(agent_id: str | None) -> Call[list[results.AgentStats]]:

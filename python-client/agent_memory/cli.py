@@ -277,18 +277,25 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_forget(args: argparse.Namespace) -> int:
-    if args.session_id is None and args.agent is None:
-        raise InvalidInput("name a session to forget, or --agent AGENT to forget all of an agent's memory")
-    with _memory(args) as memory:
-        result = memory.forget(args.session_id, agent_id=args.agent)
-    what = args.session_id if args.session_id is not None else f"agent {args.agent}"
+def _forgotten(result: Any) -> str:
     removed = (
         f"{result.turns_removed} turns, {result.chunks_removed} indexed chunks, {result.memories_removed} memories"
     )
-    if args.session_id is None:
-        removed = f"{result.sessions_removed} sessions, {removed}"
-    return _report(args, result, f"forgot {what}: {removed} (tombstone {result.tombstone_id})")
+    return f"{removed} (tombstone {result.tombstone_id})"
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        result = memory.forget(args.session_id, agent_id=args.agent)
+    return _report(args, result, f"forgot {args.session_id}: {_forgotten(result)}")
+
+
+def cmd_forget_agent(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        result = memory.forget_agent(args.agent_id)
+    return _report(
+        args, result, f"forgot agent {args.agent_id}: {result.sessions_removed} sessions, {_forgotten(result)}"
+    )
 
 
 def _scoped(rows: Sequence[Any], columns: list[str]) -> list[str]:
@@ -583,11 +590,11 @@ def build_parser() -> argparse.ArgumentParser:
     stats = command("stats", cmd_stats, "sessions, turns, vectors and pending jobs per agent")
     stats.add_argument("--agent", help="one agent")
 
-    forget = command(
-        "forget", cmd_forget, "remove a session, or with only --agent all of an agent's memory, leaving a tombstone"
-    )
-    forget.add_argument("session_id", nargs="?", help="the session (omit it, with --agent, to forget the whole agent)")
+    forget = command("forget", cmd_forget, "remove a session and everything derived from it, leaving a tombstone")
+    forget.add_argument("session_id")
     forget.add_argument("--agent", help="agent id (default: whichever agent has the session)")
+    forget_agent = command("forget-agent", cmd_forget_agent, "remove all of an agent's memory, leaving a tombstone")
+    forget_agent.add_argument("agent_id")
 
     entity_types = get_args(EntityType)
     entities = command("entities", cmd_entities, "the people, projects, tools and more that turns mention")

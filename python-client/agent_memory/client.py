@@ -214,10 +214,14 @@ class Memory:
         """The turns most relevant to a task, within a character budget (memory.context_for_task)."""
         return self._run(calls.context_for_task(task, max_chars, agent_id, k))
 
-    def forget(self, session_id: str | None = None, *, agent_id: str | None = None) -> results.Forgotten:
-        """Removes a session, or with only agent_id all of an agent's memory, and everything derived from it,
-        leaving a tombstone (memory.forget). A forgotten session is refused by commit unless allow_forgotten."""
+    def forget(self, session_id: str, *, agent_id: str | None = None) -> results.Forgotten:
+        """Removes a session and everything derived from it, leaving a tombstone (memory.forget). Committing
+        it again is refused (ForgottenSession) unless allow_forgotten."""
         return self._run(calls.forget(session_id, agent_id))
+
+    def forget_agent(self, agent: str, /) -> results.Forgotten:
+        """Removes all of agent's memory under one tombstone (memory.forget_agent)."""
+        return self._run(calls.forget_agent(agent))
 
     def stats(self, agent_id: str | None = None) -> list[results.AgentStats]:
         """Per agent: sessions, turns, chunks, vectors, summaries, feedback, pending jobs (memory.stats)."""

@@ -58,8 +58,12 @@ def run(dsn: str, tenant: str | None = None) -> int:
         _heading(1, f"Import {len(read.sessions)} conversations", "select * from memory.commit(session_id, messages)")
         turns = 0
         for session in read.sessions:
-            committed = memory.commit(
-                session.session_id, session.messages, agent_id=session.agent_id, source=session.source
+            committed = memory.commit(  # the sessions forgotten above, stored again on purpose
+                session.session_id,
+                session.messages,
+                agent_id=session.agent_id,
+                source=session.source,
+                allow_forgotten=True,
             )
             turns += committed.turns_added
         print(f"   {turns} turns stored; enrichment queued")

@@ -404,7 +404,7 @@ def commit(
         "started_at": session.started_at,
         "metadata": session.metadata or None,
         "enrich": enrich,
-        "allow_forgotten": allow_forgotten,
+        "allow_forgotten": allow_forgotten or None,  # left out unless asked for (servers before 0.3.0)
     }
     refused: list[ImportProblem] = []
     while session.messages:

@@ -239,23 +239,6 @@ begin
         end loop;
     end;
 
-    -- A session memory.forget removed comes back only when the caller says so.
-    select f.tombstone_id, t.forgotten_at into v_forgotten
-    from memory.forgotten_sessions as f
-    inner join memory.tombstones as t on f.tenant_id = t.tenant_id and f.tombstone_id = t.tombstone_id
-    where f.tenant_id = v_tenant and f.agent_id = commit.agent_id
-        and f.session_sha256 = sha256(convert_to(commit.session_id, 'UTF8'));
-    if found and not coalesce(commit.allow_forgotten, false) then
-        raise exception 'agent_memory: session % of agent % was forgotten on % (tombstone %)', commit.session_id,
-            commit.agent_id, v_forgotten.forgotten_at, v_forgotten.tombstone_id
-            using errcode = 'object_not_in_prerequisite_state',
-                  hint = 'commit it with allow_forgotten => true to store it again';
-    elsif found then
-        delete from memory.forgotten_sessions as f
-        where f.tenant_id = v_tenant and f.agent_id = commit.agent_id
-            and f.session_sha256 = sha256(convert_to(commit.session_id, 'UTF8'));
-    end if;
-
     insert into memory.sessions as s (tenant_id, agent_id, session_id, source, model, started_at,
                                       tokens_in, tokens_out, metadata)
     values (
@@ -276,6 +259,18 @@ begin
         metadata = s.metadata || excluded.metadata,
         updated_at = pg_catalog.now()
     returning s.session_key, (s.xmax = 0) into v_session, v_created;
+
+    -- A session memory.forget removed comes back only when the caller says so. Checked once the session
+    -- row is ours: a commit that waited for a forget of the same session sees its tombstone.
+    if v_created then
+        select * into v_forgotten from memory_internal._forgotten(commit.agent_id, commit.session_id, commit.allow_forgotten);
+        if v_forgotten.tombstone_id is not null and not coalesce(commit.allow_forgotten, false) then
+            raise exception 'agent_memory: session % of agent % was forgotten on % (tombstone %)', commit.session_id,
+                commit.agent_id, v_forgotten.forgotten_at, v_forgotten.tombstone_id
+                using errcode = 'object_not_in_prerequisite_state',
+                      hint = 'commit it with allow_forgotten => true to store it again';
+        end if;
+    end if;
 
     with parsed as (
         select m.n - 1 as index, m.message

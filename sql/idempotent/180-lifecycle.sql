@@ -7,7 +7,7 @@
 
 -- One session and everything derived from it; the caller holds the session's row lock.
 create or replace function memory_internal._forget_session(tenant text, session bigint)
-returns table (turns_removed integer, chunks_removed integer)
+returns table (turns_removed integer, chunks_removed integer, memories_removed integer)
 language plpgsql
 as $$
 #variable_conflict use_column
@@ -22,7 +22,11 @@ declare
                              where m.tenant_id = v_tenant and m.session_key = v_session);
     v_said bigint [] := array(select t.turn_key from memory.turns as t where t.tenant_id = v_tenant and t.session_key = v_session);
     v_words bigint [];
+    v_memories integer;
 begin
+    -- Memories whose words are this session's turns (it is the agent's session 'remembered') go with them.
+    select count(*) into v_memories from memory.memories as m
+    where m.tenant_id = v_tenant and m.turn_key = any(v_said);
     select count(*), coalesce(array_agg(distinct t.name) filter (where t.name is not null), '{}')
     into v_turns, v_names
     from memory.turns as t where t.tenant_id = v_tenant and t.session_key = v_session;
@@ -31,11 +35,13 @@ begin
     -- words (unless another memory has the same words); other memories lose these turns from their evidence.
     with derived as (
         delete from memory.memories as m
-        where m.tenant_id = v_tenant and m.origin <> 'remember' and m.evidence_turns <@ v_said
+        where m.tenant_id = v_tenant and m.agent_id = v_agent and m.origin <> 'remember'
+            and cardinality(m.evidence_turns) > 0 and m.evidence_turns <@ v_said
         returning m.turn_key
     )
 
     select coalesce(array_agg(d.turn_key), '{}') into v_words from derived as d;
+    v_memories := v_memories + cardinality(v_words);
     delete from memory.turns as t
     where t.tenant_id = v_tenant and t.turn_key = any(v_words)
         and not exists (select from memory.memories as o where o.tenant_id = v_tenant and o.turn_key = t.turn_key);
@@ -55,95 +61,196 @@ begin
     where e.tenant_id = v_tenant and e.entity_key = any(v_entities)
         and not exists (select from memory.entity_mentions as m where m.tenant_id = v_tenant and m.entity_key = e.entity_key)
         and not exists (select from memory.entity_states as s where s.tenant_id = v_tenant and s.entity_key = e.entity_key);
-    return query select v_turns, v_chunks;
+    return query select v_turns, v_chunks, v_memories;
 end
 $$;
 
 comment on function memory_internal._forget_session(text, bigint) is
 'Internal: removes one session and everything derived from it (see memory.forget).';
 
-create or replace function memory.forget(session_id text default null, agent_id text default null)
-returns table (
-    sessions_removed integer, turns_removed integer, chunks_removed integer, memories_removed integer,
-    tombstone_id bigint
-)
+comment on type memory.forgotten is
+'What memory.forget or memory.forget_agent removed (sessions, turns, chunks, memories) and its tombstone.';
+
+-- The tombstone of a forget, and the sessions it removed (by a hash of their id). Runs as the owner: an
+-- application may read tombstones but not write them, so none can be forged or taken back; the tenant
+-- is the caller's, as row-level security has it.
+create or replace function memory_internal._bury(selector jsonb, removed jsonb, agents text[], session_ids text[])
+returns bigint
 language plpgsql
+security definer
+as $$
+declare
+    v_tenant text := memory.current_tenant();
+    v_tombstone bigint;
+begin
+    insert into memory.tombstones as t (tenant_id, selector, removed, forgotten_by)
+    values (v_tenant, selector, removed, session_user)
+    returning t.tombstone_id into v_tombstone;
+    insert into memory.forgotten_sessions as f (tenant_id, agent_id, session_sha256, tombstone_id)
+    select v_tenant, r.agent_id, sha256(convert_to(r.session_id, 'UTF8')), v_tombstone
+    from unnest(agents, session_ids) as r (agent_id, session_id)
+    on conflict on constraint forgotten_sessions_pkey do update set tombstone_id = excluded.tombstone_id;
+    return v_tombstone;
+end
+$$;
+
+comment on function memory_internal._bury(jsonb, jsonb, text[], text[]) is
+'Internal: writes the tombstone of a forget and the sessions it removed (for memory.forget).';
+
+-- Whether a session of this tenant was forgotten: its tombstone, or none. With allow it is forgotten no
+-- more (memory.commit storing it again). Runs as the owner, for the reason memory_internal._bury does.
+create or replace function memory_internal._forgotten(agent_id text, session_id text, allow boolean)
+returns table (tombstone_id bigint, forgotten_at timestamptz)
+language plpgsql
+security definer
 as $$
 #variable_conflict use_column
 declare
     v_tenant text := memory.current_tenant();
-    v_sessions bigint [];
+    v_hash bytea := sha256(convert_to(session_id, 'UTF8'));
+begin
+    return query
+    select f.tombstone_id, t.forgotten_at
+    from memory.forgotten_sessions as f
+    inner join memory.tombstones as t on f.tenant_id = t.tenant_id and f.tombstone_id = t.tombstone_id
+    where f.tenant_id = v_tenant and f.agent_id = _forgotten.agent_id and f.session_sha256 = v_hash;
+    if coalesce(allow, false) then
+        delete from memory.forgotten_sessions as f
+        where f.tenant_id = v_tenant and f.agent_id = _forgotten.agent_id and f.session_sha256 = v_hash;
+    end if;
+end
+$$;
+
+comment on function memory_internal._forgotten(text, text, boolean) is
+'Internal: the tombstone of a forgotten session, if any; with allow, the session is no longer forgotten.';
+
+-- Removes the given sessions (locked here in the given order, which the caller chooses) and everything
+-- derived from them, and buries them under one tombstone with the selector. Sessions gone meanwhile (a
+-- concurrent forget) are not counted; when none is left, nothing is written and null is returned.
+create or replace function memory_internal._forget_sessions(tenant text, sessions bigint[], selector jsonb)
+returns memory.forgotten
+language plpgsql
+as $$
+declare
+    v_locked bigint [] := '{}';
+    v_session bigint;
     v_agents text [];
     v_ids text [];
-    v_session bigint;
     v_removed record;
-    v_turns integer := 0;
-    v_chunks integer := 0;
-    v_memories bigint := (select count(*) from memory.memories as m where m.tenant_id = v_tenant);
-    v_tombstone bigint;
+    v_result memory.forgotten;
 begin
-    if forget.session_id is null and forget.agent_id is null then
-        raise exception 'agent_memory: forget needs a session_id, an agent_id, or both'
-            using errcode = 'invalid_parameter_value';
-    end if;
-    if forget.session_id is not null then
-        v_sessions := array[memory_internal._session_key(forget.session_id, forget.agent_id)];
-    else
-        v_sessions := array(
-            select s.session_key from memory.sessions as s
-            where s.tenant_id = v_tenant and s.agent_id = forget.agent_id
-            order by s.session_key
-        );
-        if cardinality(v_sessions) = 0 then
-            raise exception 'agent_memory: agent % has no sessions in this tenant', forget.agent_id
-                using errcode = 'no_data_found';
+    v_result := row(0, 0, 0, 0, null)::memory.forgotten;
+    foreach v_session in array sessions loop
+        perform from memory.sessions as s where s.tenant_id = tenant and s.session_key = v_session for update;
+        if found then
+            v_locked := v_locked || v_session;
         end if;
+    end loop;
+    if cardinality(v_locked) = 0 then
+        return null;
     end if;
-    -- The lock order of commit and workers: the sessions first, in key order.
-    perform from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = any(v_sessions)
-    order by s.session_key for update;
     select array_agg(s.agent_id order by s.session_key), array_agg(s.session_id order by s.session_key)
     into v_agents, v_ids
-    from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = any(v_sessions);
-    foreach v_session in array v_sessions loop
-        select * into v_removed from memory_internal._forget_session(v_tenant, v_session);
-        v_turns := v_turns + v_removed.turns_removed;
-        v_chunks := v_chunks + v_removed.chunks_removed;
+    from memory.sessions as s where s.tenant_id = tenant and s.session_key = any(v_locked);
+    foreach v_session in array v_locked loop
+        select * into v_removed from memory_internal._forget_session(tenant, v_session);
+        v_result.turns_removed := v_result.turns_removed + v_removed.turns_removed;
+        v_result.chunks_removed := v_result.chunks_removed + v_removed.chunks_removed;
+        v_result.memories_removed := v_result.memories_removed + v_removed.memories_removed;
     end loop;
-    if forget.session_id is null then
-        -- Of a whole agent, what is not in a session goes too: its memories, entities (with their states,
-        -- mentions and edges) and full-text statistics.
-        delete from memory.memories as m where m.tenant_id = v_tenant and m.agent_id = forget.agent_id;
-        delete from memory.entities as e where e.tenant_id = v_tenant and e.scope = forget.agent_id;
-        delete from memory.lexicon as x where x.tenant_id = v_tenant and x.agent_id = forget.agent_id;
-        delete from memory.corpus as k where k.tenant_id = v_tenant and k.agent_id = forget.agent_id;
-    end if;
-    v_memories := v_memories - (select count(*) from memory.memories as m where m.tenant_id = v_tenant);
+    v_result.sessions_removed := cardinality(v_locked);
+    v_result.tombstone_id := memory_internal._bury(
+        selector,
+        jsonb_build_object('sessions', v_result.sessions_removed, 'turns', v_result.turns_removed,
+                           'chunks', v_result.chunks_removed, 'memories', v_result.memories_removed),
+        v_agents, v_ids
+    );
+    return v_result;
+end
+$$;
 
-    insert into memory.tombstones (tenant_id, selector, removed)
-    values (
-        v_tenant,
-        jsonb_strip_nulls(jsonb_build_object('agent_id', coalesce(forget.agent_id, v_agents[1]),
-                                             'session_id', forget.session_id)),
-        jsonb_build_object('sessions', cardinality(v_sessions), 'turns', v_turns, 'chunks', v_chunks,
-                           'memories', v_memories)
-    )
-    returning tombstone_id into v_tombstone;
-    insert into memory.forgotten_sessions as f (tenant_id, agent_id, session_sha256, tombstone_id)
-    select v_tenant, r.agent_id, sha256(convert_to(r.session_id, 'UTF8')), v_tombstone
-    from unnest(v_agents, v_ids) as r (agent_id, session_id)
-    on conflict on constraint forgotten_sessions_pkey do update set tombstone_id = excluded.tombstone_id;
-    return query select cardinality(v_sessions), v_turns, v_chunks, v_memories::integer, v_tombstone;
+comment on function memory_internal._forget_sessions(text, bigint[], jsonb) is
+'Internal: removes sessions and what derives from them under one tombstone (memory.forget, forget_agent).';
+
+create or replace function memory.forget(session_id text, agent_id text default null)
+returns setof memory.forgotten
+language plpgsql
+as $$
+declare
+    v_tenant text := memory.current_tenant();
+    v_session bigint := memory_internal._session_key(forget.session_id, forget.agent_id);
+    v_agent text := (select s.agent_id from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = v_session);
+    v_result memory.forgotten;
+begin
+    v_result := memory_internal._forget_sessions(
+        v_tenant, array[v_session], jsonb_build_object('agent_id', v_agent, 'session_id', forget.session_id)
+    );
+    if v_result is null then
+        raise exception 'agent_memory: session % of agent % was forgotten meanwhile', forget.session_id, v_agent
+            using errcode = 'no_data_found';
+    end if;
+    return next v_result;
 end
 $$;
 
 comment on function memory.forget(text, text) is
-'Removes a session (of agent_id, or of whichever agent has it), or with only agent_id every session, '
-'memory and entity of that agent, with everything derived from them (turns, chunks, vectors, summaries, '
-'jobs, feedback, full-text statistics, speakers and entities no other turn has, the memories extracted from '
-'their turns alone; other memories lose those turns from their evidence), in one transaction. Leaves a '
-'tombstone (memory.tombstones: what, when, by whom, counts; not the content), and a later commit of a '
-'forgotten session is refused unless allow_forgotten. Returns what was removed and the tombstone.';
+'Removes a session (of agent_id, or of whichever agent has it) and everything derived from it (turns, '
+'chunks, vectors, summary, jobs, feedback, full-text statistics, speakers and entities no other turn has, '
+'the memories extracted from its turns alone; other memories lose its turns from their evidence), in one '
+'transaction. Leaves a tombstone (memory.tombstones: what, when, by whom, counts; not the content), and a '
+'later commit of the session is refused unless allow_forgotten. Returns what was removed and the tombstone.';
+
+create or replace function memory.forget_agent(agent_id text)
+returns setof memory.forgotten
+language plpgsql
+as $$
+declare
+    v_tenant text := memory.current_tenant();
+    v_result memory.forgotten;
+    v_entities integer;
+begin
+    if forget_agent.agent_id is null then
+        raise exception 'agent_memory: forget_agent needs an agent_id' using errcode = 'invalid_parameter_value';
+    end if;
+    -- Sessions in key order, the agent's session of remembered words last: a worker enriching one of its
+    -- sessions writes that one after its own.
+    v_result := memory_internal._forget_sessions(
+        v_tenant,
+        array(
+            select s.session_key from memory.sessions as s
+            where s.tenant_id = v_tenant and s.agent_id = forget_agent.agent_id
+            order by s.session_id = 'remembered', s.session_key
+        ),
+        jsonb_build_object('agent_id', forget_agent.agent_id)
+    );
+    -- What outlives the sessions: entities no remaining turn mentions (with their states and edges), and
+    -- full-text statistics left at zero.
+    delete from memory.entities as e
+    where e.tenant_id = v_tenant and e.scope = forget_agent.agent_id
+        and not exists (select from memory.entity_mentions as m where m.tenant_id = v_tenant and m.entity_key = e.entity_key);
+    get diagnostics v_entities = row_count;
+    delete from memory.lexicon as x where x.tenant_id = v_tenant and x.agent_id = forget_agent.agent_id and x.chunks <= 0;
+    delete from memory.corpus as k where k.tenant_id = v_tenant and k.agent_id = forget_agent.agent_id and k.chunks <= 0;
+    if v_result is null and v_entities = 0 then
+        raise exception 'agent_memory: agent % has nothing to forget in this tenant', forget_agent.agent_id
+            using errcode = 'no_data_found';
+    elsif v_result is null then
+        v_result := row(0, 0, 0, 0, null)::memory.forgotten;
+        v_result.tombstone_id := memory_internal._bury(
+            jsonb_build_object('agent_id', forget_agent.agent_id),
+            jsonb_build_object('sessions', 0, 'turns', 0, 'chunks', 0, 'memories', 0, 'entities', v_entities),
+            '{}', '{}'
+        );
+    end if;
+    return next v_result;
+end
+$$;
+
+comment on function memory.forget_agent(text) is
+'Removes all of an agent''s memory in this tenant: every session as memory.forget removes one, its '
+'remembered and extracted memories, its entities (with their states and edges) and statistics, in one '
+'transaction, under one tombstone; a later commit of any of its sessions is refused unless '
+'allow_forgotten. Returns what was removed and the tombstone.';
 
 create or replace function memory.export(agent_id text default null, session_id text default null)
 returns table (agent_id text, session_id text, session jsonb)

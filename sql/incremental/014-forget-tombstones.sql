@@ -24,7 +24,16 @@ create table memory.forgotten_sessions (
 );
 select pg_catalog.pg_extension_config_dump('memory.forgotten_sessions', '');
 
--- forget returns what it removed and its tombstone, and names a session or a whole agent; commit gains
--- allow_forgotten. Both are created again by the idempotent files.
+-- What memory.forget and memory.forget_agent removed, and their tombstone.
+create type memory.forgotten as (
+    sessions_removed integer,
+    turns_removed integer,
+    chunks_removed integer,
+    memories_removed integer,
+    tombstone_id bigint
+);
+
+-- forget returns memory.forgotten; commit gains allow_forgotten. Both are created again by the
+-- idempotent files.
 drop function if exists memory.forget(text, text);
 drop function if exists memory.commit(text, json, text, text, timestamptz, text, bigint, bigint, jsonb, text);

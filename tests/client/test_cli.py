@@ -218,10 +218,9 @@ def test_forget_and_its_errors(db, dsn):
     allowed = run("--dsn", dsn, "--json", "import", "jsonl", str(FIXTURES / "messages.jsonl"), "--allow-forgotten")
     assert json.loads(allowed.stdout)["forgotten_sessions"] == 0
     assert json.loads(allowed.stdout)["turns_added"] == 3
-    whole = run("--dsn", dsn, "forget", "--agent", "helpdesk")
+    whole = run("--dsn", dsn, "forget-agent", "helpdesk")
     assert whole.stdout.startswith("forgot agent helpdesk: 2 sessions, 5 turns")
-    nothing = run("--dsn", dsn, "forget")
-    assert nothing.returncode == 1 and "name a session to forget, or --agent AGENT" in nothing.stderr
+    assert run("--dsn", dsn, "forget-agent", "helpdesk").returncode == 1
 
 
 def test_bad_input_is_one_clear_line_and_exit_1(dsn):

@@ -85,6 +85,8 @@ def dumped(db, tmp_path) -> Iterator[tuple[dict, Path, list[str]]]:
     db.execute("select memory.commit('d', %s)", (Json([{"role": "user", "content": "the default tenant speaks"}]),))
     turn = db.execute("select min(turn_key) from memory.turns where tenant_id = 'default'").fetchone()[0]
     db.execute("select * from memory.feedback(%s, true)", (turn,))
+    db.execute("select memory.commit('gone', %s)", (Json([{"role": "user", "content": "soon forgotten"}]),))
+    db.execute("select * from memory.forget('gone')")  # a tombstone and a forgotten session to carry over
     db.execute(
         "create function public.signal_early(c memory.recall_candidate, s jsonb) returns double precision"
         " language sql immutable as 'select case when (c).position = 0 then 1 else 0 end'"
@@ -116,6 +118,8 @@ def test_a_dump_restores_to_the_same_memory_and_commits_go_on(dumped, options, c
     assert (done.returncode, done.stderr) == (0, "")
     with psycopg.connect(SERVER.url(name), autocommit=True) as restored:
         assert snapshot(restored) == before
+        with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState, match="session gone of agent default"):
+            restored.execute("select memory.commit('gone', %s)", (Json([{"role": "user", "content": "back"}]),))
         for n in range(1000):
             restored.execute(
                 "select memory.commit(%s, %s, enrich => 'none')",

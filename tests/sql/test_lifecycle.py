@@ -139,7 +139,6 @@ def test_forget_leaves_a_tombstone_and_the_session_does_not_come_back(memory):
         {"sessions": 1, "turns": 2, "chunks": 2, "memories": 0},
         "postgres",
     )
-    assert "Friday" not in str(memory.execute("select * from memory.tombstones, memory.forgotten_sessions").fetchall())
     again = Json(KICKOFF)
     with pytest.raises(
         psycopg.errors.ObjectNotInPrerequisiteState, match="session kickoff of agent team was forgotten"
@@ -160,7 +159,7 @@ def test_forget_of_an_agent_removes_all_it_holds_in_one_tombstone(memory):
     memory.execute(
         "select memory.commit('solo-1', %s, agent_id => 'solo')", (Json([{"role": "user", "content": "hi"}]),)
     )
-    gone = memory.execute("select sessions_removed, memories_removed from memory.forget(agent_id => 'team')").fetchone()
+    gone = memory.execute("select sessions_removed, memories_removed from memory.forget_agent('team')").fetchone()
     memory.commit()
     assert gone == (3, 1)  # kickoff, incident and the session that holds remembered words
     for table in ("sessions", "memories", "lexicon", "corpus", "speakers"):
@@ -176,11 +175,11 @@ def test_forget_of_an_agent_removes_all_it_holds_in_one_tombstone(memory):
     memory.rollback()
     # Remembering is the caller saying so: the agent's remembered session comes back.
     memory.execute("select memory.remember('Deploys need two approvals', kind => 'rule', agent_id => 'team')")
-    with pytest.raises(psycopg.errors.NoDataFound, match="agent nobody has no sessions"):
-        memory.execute("select memory.forget(agent_id => 'nobody')")
+    with pytest.raises(psycopg.errors.NoDataFound, match="agent nobody has nothing to forget"):
+        memory.execute("select memory.forget_agent('nobody')")
     memory.rollback()
-    with pytest.raises(psycopg.errors.InvalidParameterValue, match="forget needs a session_id, an agent_id, or both"):
-        memory.execute("select memory.forget()")
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="forget_agent needs an agent_id"):
+        memory.execute("select memory.forget_agent(null)")
 
 
 def test_an_application_cannot_rewrite_or_remove_a_tombstone(memory, logins):
@@ -188,7 +187,12 @@ def test_an_application_cannot_rewrite_or_remove_a_tombstone(memory, logins):
     memory.commit()
     app = logins.create(tenant="default")
     assert app.execute("select count(*) from memory.tombstones").fetchone()[0] == 1
-    for statement in ("update memory.tombstones set removed = '{}'", "delete from memory.tombstones"):
+    for statement in (
+        "update memory.tombstones set removed = '{}'",
+        "delete from memory.tombstones",
+        "insert into memory.tombstones (tenant_id, selector, removed) values ('default', '{}', '{}')",
+        "delete from memory.forgotten_sessions",
+    ):
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             app.execute(statement)
 
