@@ -119,7 +119,8 @@ as $$
         ('strip_speaker_names', 'true', 'boolean', null, null, null,
          'Leave speaker names the query mentions out of its text and vector search (they are matched as speakers).'),
         ('exact_search_max_chunks', '20000', 'integer', null, 0, 100000000,
-         'Up to this many chunks in scope, vector search is exact; above it, HNSW with iterative scan.'),
+         'Up to this many chunks in scope, vector search is exact; above it, HNSW with iterative scan. A '
+         || 'tenant''s vectors join the HNSW graph once it holds more chunks than this.'),
         ('entity_extractor', '"deterministic"', 'string', '["deterministic", "llm", "none"]', null, null,
          'How enrichment finds the entities turns mention: deterministic (names, handles, tags, paths, URLs, code '
          || 'identifiers, quoted titles, gazetteer tools, speakers), llm (one call per session to the chat endpoint '

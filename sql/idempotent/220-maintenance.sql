@@ -48,6 +48,7 @@ declare
     v_retired text [];
     v_dropped jsonb := '{}';
     v_model text;
+    v_lock_timeout text := pg_catalog.current_setting('lock_timeout');
     v_vectors bigint;
     v_sessions bigint;
 begin
@@ -82,12 +83,22 @@ begin
         if not found then
             continue;
         end if;
+        -- Dropping an index waits for every query on its table, and every query after it waits for the
+        -- drop: after five seconds it gives up, and the next run tries again.
+        begin
+            perform pg_catalog.set_config('lock_timeout', '5s', true);
+            execute format('drop index if exists memory.%I', 'chunk_embeddings_hnsw_' || left(md5(v_model), 10));
+            execute format('drop index if exists memory.%I', 'session_embeddings_hnsw_' || left(md5(v_model), 10));
+            perform pg_catalog.set_config('lock_timeout', v_lock_timeout, true);
+        exception when lock_not_available then
+            raise notice 'agent_memory: the indexes of retired model % are in use; the next memory.maintain() drops them',
+                v_model;
+            continue;
+        end;
         delete from memory.chunk_embeddings as e where e.model = v_model;
         get diagnostics v_vectors = row_count;
         delete from memory.session_embeddings as e where e.model = v_model;
         get diagnostics v_sessions = row_count;
-        execute format('drop index if exists memory.%I', 'chunk_embeddings_hnsw_' || left(md5(v_model), 10));
-        execute format('drop index if exists memory.%I', 'session_embeddings_hnsw_' || left(md5(v_model), 10));
         v_dropped := v_dropped || jsonb_build_object(v_model, jsonb_build_object(
             'chunk_vectors', v_vectors, 'session_vectors', v_sessions
         ));
