@@ -163,6 +163,10 @@ class AsyncMemory:
         """See Memory.forget_agent."""
         return await self._run(calls.forget_agent(agent))
 
+    async def forget_range(self, since: datetime, until: datetime, *, agent_id: str | None = None) -> results.Forgotten:
+        """See Memory.forget_range."""
+        return await self._run(calls.forget_range(since, until, agent_id))
+
     async def stats(self, agent_id: str | None = None) -> list[results.AgentStats]:
         """See Memory.stats."""
         return await self._run(calls.stats(agent_id))

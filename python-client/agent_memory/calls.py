@@ -229,6 +229,10 @@ def forget_agent(agent: str) -> Call[results.Forgotten]:
     return function("forget_agent", _one(results.Forgotten), agent_id=agent)
 
 
+def forget_range(since: datetime, until: datetime, agent_id: str | None) -> Call[results.Forgotten]:
+    return function("forget_range", _one(results.Forgotten), since=since, until=until, agent_id=agent_id)
+
+
 def stats(agent_id: str | None) -> Call[list[results.AgentStats]]:
     return function("stats", _all(results.AgentStats), agent_id=agent_id)
 

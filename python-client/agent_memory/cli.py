@@ -290,6 +290,13 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return _report(args, result, f"forgot {args.session_id}: {_forgotten(result)}")
 
 
+def cmd_forget_range(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        result = memory.forget_range(args.since, args.until, agent_id=args.agent)
+    span = f"{args.since.isoformat()} to {args.until.isoformat()}"
+    return _report(args, result, f"forgot {span}: {result.sessions_removed} whole sessions, {_forgotten(result)}")
+
+
 def cmd_forget_agent(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
         result = memory.forget_agent(args.agent_id)
@@ -595,6 +602,12 @@ def build_parser() -> argparse.ArgumentParser:
     forget.add_argument("--agent", help="agent id (default: whichever agent has the session)")
     forget_agent = command("forget-agent", cmd_forget_agent, "remove all of an agent's memory, leaving a tombstone")
     forget_agent.add_argument("agent_id")
+    forget_range = command(
+        "forget-range", cmd_forget_range, "remove everything said in a time range, leaving a tombstone"
+    )
+    forget_range.add_argument("since", type=datetime.fromisoformat, help="from (ISO 8601, included)")
+    forget_range.add_argument("until", type=datetime.fromisoformat, help="to (ISO 8601, left out)")
+    forget_range.add_argument("--agent", help="only this agent's (default: every agent's)")
 
     entity_types = get_args(EntityType)
     entities = command("entities", cmd_entities, "the people, projects, tools and more that turns mention")

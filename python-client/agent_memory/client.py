@@ -223,6 +223,10 @@ class Memory:
         """Removes all of agent's memory under one tombstone (memory.forget_agent)."""
         return self._run(calls.forget_agent(agent))
 
+    def forget_range(self, since: datetime, until: datetime, *, agent_id: str | None = None) -> results.Forgotten:
+        """Removes everything said in [since, until) under one tombstone (memory.forget_range)."""
+        return self._run(calls.forget_range(since, until, agent_id))
+
     def stats(self, agent_id: str | None = None) -> list[results.AgentStats]:
         """Per agent: sessions, turns, chunks, vectors, summaries, feedback, pending jobs (memory.stats)."""
         return self._run(calls.stats(agent_id))

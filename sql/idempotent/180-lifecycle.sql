@@ -1,41 +1,44 @@
--- Forgetting and exporting sessions. forget() removes a session, or all of an agent's, and everything
+-- Forgetting and exporting sessions. forget() removes a session, forget_agent() all of an agent's, and
+-- forget_range() what was said in a time range, with everything
 -- derived from them (turns, chunks, vectors, summaries, jobs, feedback, the memories extracted from them
 -- alone; full-text statistics, speakers and entities follow) in one transaction, and leaves a tombstone:
 -- what was forgotten, when, by whom and how much, never the content. A forgotten session is not stored
 -- again by a later commit or import unless the caller says so (commit's allow_forgotten).
 -- export() gives sessions back in the shape memory.commit takes, so an export re-imports idempotently.
 
--- One session and everything derived from it; the caller holds the session's row lock.
-create or replace function memory_internal._forget_session(tenant text, session bigint)
+-- Turns and everything derived from them; the caller holds their sessions' row locks. Memories extracted
+-- from these turns alone go with them, and so do the turns that carry their words (unless another memory
+-- has the same words); other memories lose these turns from their evidence; memories whose words are
+-- among them go too. Chunks, vectors, feedback and mentions follow by foreign key, full-text statistics
+-- by the chunk triggers; speakers and entities nothing else has are removed. A session that keeps other
+-- turns loses what was derived from the whole of it (summary, session vector, the context its next turns
+-- were indexed with) and is queued to be enriched again from what is left.
+create or replace function memory_internal._forget_turns(tenant text, turns bigint[])
 returns table (turns_removed integer, chunks_removed integer, memories_removed integer)
 language plpgsql
 as $$
 #variable_conflict use_column
 declare
-    v_tenant text := tenant;
-    v_session bigint := session;
-    v_turns integer;
-    v_chunks integer;
-    v_names text [];
-    v_agent text := (select s.agent_id from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = v_session);
-    v_entities bigint [] := (select coalesce(array_agg(distinct m.entity_key), '{}') from memory.entity_mentions as m
-                             where m.tenant_id = v_tenant and m.session_key = v_session);
-    v_said bigint [] := array(select t.turn_key from memory.turns as t where t.tenant_id = v_tenant and t.session_key = v_session);
+    v_said bigint [] := array(select t.turn_key from memory.turns as t where t.tenant_id = tenant and t.turn_key = any(turns));
+    v_turns integer := cardinality(v_said);
+    v_chunks integer := (select count(*) from memory.chunks as c where c.tenant_id = tenant and c.turn_key = any(v_said));
+    v_memories integer := (select count(*) from memory.memories as m where m.tenant_id = tenant and m.turn_key = any(v_said));
+    v_speakers text [] := array(
+        select distinct t.agent_id || chr(31) || t.name from memory.turns as t
+        where t.tenant_id = tenant and t.turn_key = any(v_said) and t.name is not null
+    );
+    v_sessions bigint [] := array(
+        select distinct t.session_key from memory.turns as t where t.tenant_id = tenant and t.turn_key = any(v_said)
+    );
+    v_entities bigint [] := array(
+        select distinct m.entity_key from memory.entity_mentions as m where m.tenant_id = tenant and m.turn_key = any(v_said)
+    );
     v_words bigint [];
-    v_memories integer;
+    v_config regconfig := (memory.setting('text_search_config') #>> '{}')::regconfig;
 begin
-    -- Memories whose words are this session's turns (it is the agent's session 'remembered') go with them.
-    select count(*) into v_memories from memory.memories as m
-    where m.tenant_id = v_tenant and m.turn_key = any(v_said);
-    select count(*), coalesce(array_agg(distinct t.name) filter (where t.name is not null), '{}')
-    into v_turns, v_names
-    from memory.turns as t where t.tenant_id = v_tenant and t.session_key = v_session;
-    select count(*) into v_chunks from memory.chunks as c where c.tenant_id = v_tenant and c.session_key = v_session;
-    -- Memories extracted from this session's turns alone go with it, and so do the turns that carry their
-    -- words (unless another memory has the same words); other memories lose these turns from their evidence.
     with derived as (
         delete from memory.memories as m
-        where m.tenant_id = v_tenant and m.agent_id = v_agent and m.origin <> 'remember'
+        where m.tenant_id = tenant and m.origin <> 'remember'
             and cardinality(m.evidence_turns) > 0 and m.evidence_turns <@ v_said
         returning m.turn_key
     )
@@ -43,25 +46,57 @@ begin
     select coalesce(array_agg(d.turn_key), '{}') into v_words from derived as d;
     v_memories := v_memories + cardinality(v_words);
     delete from memory.turns as t
-    where t.tenant_id = v_tenant and t.turn_key = any(v_words)
-        and not exists (select from memory.memories as o where o.tenant_id = v_tenant and o.turn_key = t.turn_key);
+    where t.tenant_id = tenant and t.turn_key = any(v_words)
+        and not exists (select from memory.memories as o where o.tenant_id = tenant and o.turn_key = t.turn_key);
     update memory.memories as m
     set evidence_turns = array(select e.turn_key from unnest(m.evidence_turns) as e (turn_key) where e.turn_key <> all(v_said))
-    where m.tenant_id = v_tenant and m.evidence_turns && v_said;
-    -- Turns, chunks, vectors, summary, jobs and feedback go with the session (foreign keys cascade).
-    delete from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = v_session;
+    where m.tenant_id = tenant and m.evidence_turns && v_said;
+    delete from memory.turns as t where t.tenant_id = tenant and t.turn_key = any(v_said);
+
+    -- What the sessions that keep turns derived from the forgotten ones.
+    update memory.chunks as c
+    set tsv = to_tsvector(v_config, c.text), context_turn_key = null, context_length = 0
+    where c.tenant_id = tenant and c.context_turn_key = any(v_said);
+    delete from memory.summaries as m
+    where m.tenant_id = tenant and m.session_key = any(v_sessions) and m.method <> 'caller';
+    delete from memory.session_embeddings as e where e.tenant_id = tenant and e.session_key = any(v_sessions);
+    insert into memory.jobs (tenant_id, kind, session_key)
+    select tenant, 'enrich', s.session_key from memory.sessions as s
+    where s.tenant_id = tenant and s.session_key = any(v_sessions)
+        and exists (select from memory.turns as t where t.tenant_id = tenant and t.session_key = s.session_key)
+    on conflict (tenant_id, kind, session_key) where status = 'queued' do nothing;
+
     delete from memory.speakers as p
-    where p.tenant_id = v_tenant and p.agent_id = v_agent and p.name = any (v_names)
+    where p.tenant_id = tenant and p.agent_id || chr(31) || p.name = any(v_speakers)
         and not exists (
             select from memory.turns as t
-            where t.tenant_id = v_tenant and t.agent_id = p.agent_id and t.name = p.name
+            where t.tenant_id = tenant and t.agent_id = p.agent_id and t.name = p.name
         );
-    -- Entities only this session mentioned, and that no recorded state keeps, go with it.
+    -- Entities only these turns mentioned, and that no recorded state keeps, go with them.
     delete from memory.entities as e
-    where e.tenant_id = v_tenant and e.entity_key = any(v_entities)
-        and not exists (select from memory.entity_mentions as m where m.tenant_id = v_tenant and m.entity_key = e.entity_key)
-        and not exists (select from memory.entity_states as s where s.tenant_id = v_tenant and s.entity_key = e.entity_key);
+    where e.tenant_id = tenant and e.entity_key = any(v_entities)
+        and not exists (select from memory.entity_mentions as m where m.tenant_id = tenant and m.entity_key = e.entity_key)
+        and not exists (select from memory.entity_states as s where s.tenant_id = tenant and s.entity_key = e.entity_key);
     return query select v_turns, v_chunks, v_memories;
+end
+$$;
+
+comment on function memory_internal._forget_turns(text, bigint[]) is
+'Internal: removes turns and everything derived from them (see memory.forget_range).';
+
+-- One session and everything derived from it; the caller holds the session's row lock.
+create or replace function memory_internal._forget_session(tenant text, session bigint)
+returns table (turns_removed integer, chunks_removed integer, memories_removed integer)
+language plpgsql
+as $$
+begin
+    return query
+    select * from memory_internal._forget_turns(
+        tenant,
+        array(select t.turn_key from memory.turns as t where t.tenant_id = tenant and t.session_key = session)
+    );
+    -- The summary, session vector and jobs go with the session (foreign keys cascade).
+    delete from memory.sessions as s where s.tenant_id = tenant and s.session_key = session;
 end
 $$;
 
@@ -69,7 +104,7 @@ comment on function memory_internal._forget_session(text, bigint) is
 'Internal: removes one session and everything derived from it (see memory.forget).';
 
 comment on type memory.forgotten is
-'What memory.forget or memory.forget_agent removed (sessions, turns, chunks, memories) and its tombstone.';
+'What memory.forget, forget_agent or forget_range removed (sessions, turns, chunks, memories) and its tombstone.';
 
 -- The tombstone of a forget, and the sessions it removed (by a hash of their id). Runs as the owner: an
 -- application may read tombstones but not write them, so none can be forged or taken back; the tenant
@@ -251,6 +286,94 @@ comment on function memory.forget_agent(text) is
 'remembered and extracted memories, its entities (with their states and edges) and statistics, in one '
 'transaction, under one tombstone; a later commit of any of its sessions is refused unless '
 'allow_forgotten. Returns what was removed and the tombstone.';
+
+create or replace function memory.forget_range(since timestamptz, until timestamptz, agent_id text default null)
+returns setof memory.forgotten
+language plpgsql
+as $$
+declare
+    v_tenant text := memory.current_tenant();
+    v_session bigint;
+    v_locked bigint [] := '{}';
+    v_whole bigint [];
+    v_removed record;
+    v_agents text [];
+    v_ids text [];
+    v_result memory.forgotten;
+begin
+    if forget_range.since is null or forget_range.until is null or forget_range.since >= forget_range.until then
+        raise exception 'agent_memory: forget_range needs since before until, got % and %', forget_range.since,
+            forget_range.until using errcode = 'invalid_parameter_value';
+    end if;
+    v_result := row(0, 0, 0, 0, null)::memory.forgotten;
+    -- The sessions with a turn in the range, locked in key order, the agents' sessions of remembered words
+    -- last (as forget_agent does); what is in the range is read again under the locks.
+    for v_session in
+        select s.session_key from memory.sessions as s
+        where s.tenant_id = v_tenant and (forget_range.agent_id is null or s.agent_id = forget_range.agent_id)
+            and exists (
+                select from memory.turns as t
+                where t.tenant_id = v_tenant and t.session_key = s.session_key
+                    and t.created_at >= forget_range.since and t.created_at < forget_range.until
+            )
+        order by s.session_id = 'remembered', s.session_key
+    loop
+        perform from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = v_session for update;
+        if found then
+            v_locked := v_locked || v_session;
+        end if;
+    end loop;
+    -- Sessions said wholly within the range are forgotten as sessions (and stay forgotten); of the others,
+    -- the turns in the range.
+    v_whole := array(
+        select s.session_key from memory.sessions as s
+        where s.tenant_id = v_tenant and s.session_key = any(v_locked)
+            and not exists (
+                select from memory.turns as t
+                where t.tenant_id = v_tenant and t.session_key = s.session_key
+                    and (t.created_at < forget_range.since or t.created_at >= forget_range.until)
+            )
+        order by s.session_key
+    );
+    select array_agg(s.agent_id order by s.session_key), array_agg(s.session_id order by s.session_key)
+    into v_agents, v_ids
+    from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = any(v_whole);
+    foreach v_session in array v_whole loop
+        select * into v_removed from memory_internal._forget_session(v_tenant, v_session);
+        v_result.turns_removed := v_result.turns_removed + v_removed.turns_removed;
+        v_result.chunks_removed := v_result.chunks_removed + v_removed.chunks_removed;
+        v_result.memories_removed := v_result.memories_removed + v_removed.memories_removed;
+    end loop;
+    select * into v_removed from memory_internal._forget_turns(v_tenant, array(
+        select t.turn_key from memory.turns as t
+        where t.tenant_id = v_tenant and t.session_key = any(v_locked) and t.session_key <> all(v_whole)
+            and t.created_at >= forget_range.since and t.created_at < forget_range.until
+    ));
+    v_result.turns_removed := v_result.turns_removed + v_removed.turns_removed;
+    v_result.chunks_removed := v_result.chunks_removed + v_removed.chunks_removed;
+    v_result.memories_removed := v_result.memories_removed + v_removed.memories_removed;
+    if v_result.turns_removed = 0 then
+        raise exception 'agent_memory: nothing in this tenant was said between % and %', forget_range.since,
+            forget_range.until using errcode = 'no_data_found';
+    end if;
+    v_result.sessions_removed := cardinality(v_whole);
+    v_result.tombstone_id := memory_internal._bury(
+        jsonb_strip_nulls(jsonb_build_object('since', forget_range.since, 'until', forget_range.until,
+                                             'agent_id', forget_range.agent_id)),
+        jsonb_build_object('sessions', v_result.sessions_removed, 'turns', v_result.turns_removed,
+                           'chunks', v_result.chunks_removed, 'memories', v_result.memories_removed),
+        coalesce(v_agents, '{}'), coalesce(v_ids, '{}')
+    );
+    return next v_result;
+end
+$$;
+
+comment on function memory.forget_range(timestamptz, timestamptz, text) is
+'Removes everything said in [since, until) in this tenant (or by one agent), in one transaction: sessions '
+'said wholly within it as memory.forget removes one (a later commit of one is refused unless '
+'allow_forgotten), and of the others the turns in the range with what derives from them; those sessions '
+'are queued to be summarized and indexed again from what is left. Leaves one tombstone. Returns what was '
+'removed (sessions_removed: the whole sessions) and the tombstone.';
 
 create or replace function memory.export(agent_id text default null, session_id text default null)
 returns table (agent_id text, session_id text, session jsonb)

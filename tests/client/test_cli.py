@@ -221,6 +221,8 @@ def test_forget_and_its_errors(db, dsn):
     whole = run("--dsn", dsn, "forget-agent", "helpdesk")
     assert whole.stdout.startswith("forgot agent helpdesk: 2 sessions, 5 turns")
     assert run("--dsn", dsn, "forget-agent", "helpdesk").returncode == 1
+    empty = run("--dsn", dsn, "forget-range", "2000-01-01", "2000-01-02")
+    assert empty.returncode == 1 and "nothing in this tenant was said between 2000-01-01" in empty.stderr
 
 
 def test_bad_input_is_one_clear_line_and_exit_1(dsn):

@@ -265,3 +265,51 @@ def test_context_for_a_task_is_the_most_relevant_turns_within_the_budget(memory)
 def test_budgets_and_options_out_of_range_are_named(memory, call, message):
     with pytest.raises(psycopg.Error, match=message):
         memory.execute(f"select * from {call}")
+
+
+def test_forget_range_removes_what_was_said_then_and_reindexes_what_is_left(db):
+    said = [
+        {
+            "role": "user",
+            "content": "We keep the launch codes in the blue vault.",
+            "created_at": "2026-01-01T10:00:00Z",
+        },
+        {"role": "assistant", "content": "Noted, the blue vault.", "created_at": "2026-01-01T10:01:00Z"},
+        {"role": "user", "content": "The spare key is under the mat.", "created_at": "2026-02-01T10:00:00Z"},
+    ]
+    db.execute("select memory.commit('vault', %s, enrich => 'now')", (Json(said),))
+    january = [{"role": "user", "content": "I prefer green tea.", "created_at": "2026-01-05T10:00:00Z"}]
+    db.execute("select memory.commit('tea', %s, enrich => 'now')", (Json(january),))
+    db.execute("select memory.commit('other', %s, agent_id => 'solo', enrich => 'now')", (Json(january),))
+    assert db.execute("select count(*) from memory.memories where agent_id = 'default'").fetchone()[0] == 1
+
+    gone = db.execute("select * from memory.forget_range('2026-01-01', '2026-01-31', agent_id => 'default')").fetchone()
+    assert gone[:4] == (1, 3, 3, 1)  # session tea whole; two turns of vault; the preference from tea
+    left = db.execute(
+        "select s.session_id, t.content from memory.turns as t join memory.sessions as s"
+        " using (tenant_id, session_key) where s.session_id <> 'remembered' order by 1"
+    ).fetchall()
+    assert left == [("other", "I prefer green tea."), ("vault", "The spare key is under the mat.")]
+    # What the vault session derived from the forgotten turns is gone, and it is queued to be enriched again.
+    assert "vault" not in str(db.execute("select tsv from memory.chunks").fetchall())
+    vault = db.execute("select session_key from memory.sessions where session_id = 'vault'").fetchone()[0]
+    assert db.execute("select count(*) from memory.summaries where session_key = %s", (vault,)).fetchone()[0] == 0
+    assert (
+        db.execute(
+            "select count(*) from memory.jobs where session_key = %s and status = 'queued'", (vault,)
+        ).fetchone()[0]
+        == 1
+    )
+    assert db.execute("select selector, removed from memory.tombstones").fetchone() == (
+        {"since": "2026-01-01T00:00:00+00:00", "until": "2026-01-31T00:00:00+00:00", "agent_id": "default"},
+        {"sessions": 1, "turns": 3, "chunks": 3, "memories": 1},
+    )
+    db.commit()
+    with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState, match="session tea of agent default"):
+        db.execute("select memory.commit('tea', %s)", (Json(january),))
+    db.rollback()
+    with pytest.raises(psycopg.errors.NoDataFound, match="nothing in this tenant was said between"):
+        db.execute("select memory.forget_range('2026-01-01', '2026-01-31', agent_id => 'default')")
+    db.rollback()
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="forget_range needs since before until"):
+        db.execute("select memory.forget_range('2026-02-01', '2026-01-01')")
