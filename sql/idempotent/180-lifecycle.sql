@@ -159,10 +159,13 @@ $$;
 comment on function memory_internal._forgotten(text, text, boolean) is
 'Internal: the tombstone of a forgotten session, if any; with allow, the session is no longer forgotten.';
 
--- Removes the given sessions (locked here in the given order, which the caller chooses) and everything
--- derived from them, and buries them under one tombstone with the selector. Sessions gone meanwhile (a
--- concurrent forget) are not counted; when none is left, nothing is written and null is returned.
-create or replace function memory_internal._forget_sessions(tenant text, sessions bigint[], selector jsonb)
+-- Removes the given sessions (locked here in the given order, which the caller chooses) and the given
+-- loose turns of other sessions, with everything derived from them, under one tombstone with the
+-- selector. Sessions gone meanwhile (a concurrent forget) are not counted; when nothing is left to
+-- remove, nothing is written and null is returned.
+create or replace function memory_internal._forget_sessions(
+    tenant text, sessions bigint[], selector jsonb, turns bigint[] default '{}'
+)
 returns memory.forgotten
 language plpgsql
 as $$
@@ -181,9 +184,6 @@ begin
             v_locked := v_locked || v_session;
         end if;
     end loop;
-    if cardinality(v_locked) = 0 then
-        return null;
-    end if;
     select array_agg(s.agent_id order by s.session_key), array_agg(s.session_id order by s.session_key)
     into v_agents, v_ids
     from memory.sessions as s where s.tenant_id = tenant and s.session_key = any(v_locked);
@@ -193,18 +193,27 @@ begin
         v_result.chunks_removed := v_result.chunks_removed + v_removed.chunks_removed;
         v_result.memories_removed := v_result.memories_removed + v_removed.memories_removed;
     end loop;
+    if cardinality(turns) > 0 then
+        select * into v_removed from memory_internal._forget_turns(tenant, turns);
+        v_result.turns_removed := v_result.turns_removed + v_removed.turns_removed;
+        v_result.chunks_removed := v_result.chunks_removed + v_removed.chunks_removed;
+        v_result.memories_removed := v_result.memories_removed + v_removed.memories_removed;
+    end if;
+    if v_result.turns_removed = 0 and cardinality(v_locked) = 0 then
+        return null;
+    end if;
     v_result.sessions_removed := cardinality(v_locked);
     v_result.tombstone_id := memory_internal._bury(
         selector,
         jsonb_build_object('sessions', v_result.sessions_removed, 'turns', v_result.turns_removed,
                            'chunks', v_result.chunks_removed, 'memories', v_result.memories_removed),
-        v_agents, v_ids
+        coalesce(v_agents, '{}'), coalesce(v_ids, '{}')
     );
     return v_result;
 end
 $$;
 
-comment on function memory_internal._forget_sessions(text, bigint[], jsonb) is
+comment on function memory_internal._forget_sessions(text, bigint[], jsonb, bigint[]) is
 'Internal: removes sessions and what derives from them under one tombstone (memory.forget, forget_agent).';
 
 create or replace function memory.forget(session_id text, agent_id text default null)
@@ -296,16 +305,12 @@ declare
     v_session bigint;
     v_locked bigint [] := '{}';
     v_whole bigint [];
-    v_removed record;
-    v_agents text [];
-    v_ids text [];
     v_result memory.forgotten;
 begin
     if forget_range.since is null or forget_range.until is null or forget_range.since >= forget_range.until then
         raise exception 'agent_memory: forget_range needs since before until, got % and %', forget_range.since,
             forget_range.until using errcode = 'invalid_parameter_value';
     end if;
-    v_result := row(0, 0, 0, 0, null)::memory.forgotten;
     -- The sessions with a turn in the range, locked in key order, the agents' sessions of remembered words
     -- last (as forget_agent does); what is in the range is read again under the locks.
     for v_session in
@@ -335,35 +340,20 @@ begin
             )
         order by s.session_key
     );
-    select array_agg(s.agent_id order by s.session_key), array_agg(s.session_id order by s.session_key)
-    into v_agents, v_ids
-    from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = any(v_whole);
-    foreach v_session in array v_whole loop
-        select * into v_removed from memory_internal._forget_session(v_tenant, v_session);
-        v_result.turns_removed := v_result.turns_removed + v_removed.turns_removed;
-        v_result.chunks_removed := v_result.chunks_removed + v_removed.chunks_removed;
-        v_result.memories_removed := v_result.memories_removed + v_removed.memories_removed;
-    end loop;
-    select * into v_removed from memory_internal._forget_turns(v_tenant, array(
-        select t.turn_key from memory.turns as t
-        where t.tenant_id = v_tenant and t.session_key = any(v_locked) and t.session_key <> all(v_whole)
-            and t.created_at >= forget_range.since and t.created_at < forget_range.until
-    ));
-    v_result.turns_removed := v_result.turns_removed + v_removed.turns_removed;
-    v_result.chunks_removed := v_result.chunks_removed + v_removed.chunks_removed;
-    v_result.memories_removed := v_result.memories_removed + v_removed.memories_removed;
-    if v_result.turns_removed = 0 then
+    v_result := memory_internal._forget_sessions(
+        v_tenant, v_whole,
+        jsonb_strip_nulls(jsonb_build_object('since', forget_range.since, 'until', forget_range.until,
+                                             'agent_id', forget_range.agent_id)),
+        array(
+            select t.turn_key from memory.turns as t
+            where t.tenant_id = v_tenant and t.session_key = any(v_locked) and t.session_key <> all(v_whole)
+                and t.created_at >= forget_range.since and t.created_at < forget_range.until
+        )
+    );
+    if v_result is null then
         raise exception 'agent_memory: nothing in this tenant was said between % and %', forget_range.since,
             forget_range.until using errcode = 'no_data_found';
     end if;
-    v_result.sessions_removed := cardinality(v_whole);
-    v_result.tombstone_id := memory_internal._bury(
-        jsonb_strip_nulls(jsonb_build_object('since', forget_range.since, 'until', forget_range.until,
-                                             'agent_id', forget_range.agent_id)),
-        jsonb_build_object('sessions', v_result.sessions_removed, 'turns', v_result.turns_removed,
-                           'chunks', v_result.chunks_removed, 'memories', v_result.memories_removed),
-        coalesce(v_agents, '{}'), coalesce(v_ids, '{}')
-    );
     return next v_result;
 end
 $$;
