@@ -28,7 +28,8 @@ begin
                 'memory_internal._bm25_term(float8, float8, float8, float8, float8, float8)'::regprocedure,
                 'memory_internal._chunk_bm25(tsvector, integer, integer, text[], float8[], float8, float8, float8, float8)'
                 ::regprocedure,
-                'memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, bigint[])'::regprocedure,
+                'memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[])'
+                ::regprocedure,
                 'memory.setting_definitions()'::regprocedure
             ])
             and not exists (select from memory.signals as s where to_regprocedure(s.function) = p.oid)

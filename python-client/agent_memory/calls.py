@@ -24,6 +24,7 @@ Level: TypeAlias = Literal["turn", "session"]
 Enrich: TypeAlias = Literal["queue", "now", "none"]
 Kind: TypeAlias = Literal["fact", "preference", "rule", "decision", "skill", "event", "observation", "task"]
 EntityMode: TypeAlias = Literal["any", "all"]
+Tier: TypeAlias = Literal["hot", "warm", "cold"]
 # JSON the caller passes (metadata, weights): any mapping or sequence of JSON values.
 JsonInput: TypeAlias = Mapping[str, "JsonInput"] | Sequence["JsonInput"] | str | int | float | bool | None
 # A message for memory.commit: {role, content, id?, created_at?, name?, tool_calls?, tool_call_id?, tokens?,
@@ -92,6 +93,7 @@ class RecallFilters(TypedDict, total=False):
     as_of: datetime | None  # what was said by then, and the memories that held then
     include_ended: bool | None  # superseded and retracted memories too
     intent: Kind | Literal["none"] | None  # the memory kind asked for (default: from the query); none: no routing
+    tiers: Sequence[Tier] | None  # the tiers searched (default: the setting recall_tiers, hot and warm)
 
 
 class RecallOptions(RecallFilters, total=False):
@@ -119,8 +121,9 @@ def _json(value: JsonInput) -> Jsonb:
 def _filters(options: RecallFilters) -> dict[str, Any]:
     args: dict[str, Any] = dict(options)
     args["weights"] = _jsonb(options.get("weights"))
-    entities, vector = options.get("entities"), options.get("query_vector")
+    entities, vector, tiers = options.get("entities"), options.get("query_vector"), options.get("tiers")
     args["entities"] = None if entities is None else list(entities)
+    args["tiers"] = None if tiers is None else list(tiers)
     args["query_vector"] = None if vector is None else Vector(list(vector))
     return args
 

@@ -163,6 +163,7 @@ def _recall_filters(args: argparse.Namespace) -> dict[str, Any]:
         "as_of": args.as_of,
         "include_ended": args.include_ended or None,
         "intent": args.intent,
+        "tiers": args.tier,
     }
     return {key: value for key, value in filters.items() if value is not None}
 
@@ -537,6 +538,12 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--include-ended", action="store_true", help="superseded and retracted memories too")
         sub.add_argument(
             "--intent", help="the memory kind the question asks for (default: found in its words); none: no routing"
+        )
+        sub.add_argument(
+            "--tier",
+            action="append",
+            choices=["hot", "warm", "cold"],
+            help="a tier to search (repeatable; default: hot and warm, the setting recall_tiers)",
         )
         if name == "recall":
             sub.add_argument("-k", type=int, default=10, help="how many results (default 10)")

@@ -356,12 +356,15 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
         as_of: Annotated[
             datetime | None, Field(description="answer with what was said and held at this time (ISO 8601)")
         ] = None,
+        include_cold: Annotated[
+            bool, Field(description="also search cold memory: sessions and memories unused for long")
+        ] = False,
     ) -> Annotated[CallToolResult, Recalled]:
         """The remembered conversation turns and curated memories that best answer the query, best first.
         Each hit has its turn_id (for feedback), session_id, speaker, time and content; a memory also its
         kind, memory_id and evidence_turn_ids. Questions about rules, preferences and decisions get those
         memories first. sessions holds the summary of each session once. Without a filter, hits also name
-        their agent."""
+        their agent. Cold memory (sessions and memories unused for long) is searched only with include_cold."""
         if every_entity and not entities:
             raise InvalidInput("every_entity needs entities: the names every session must mention")
         agent = agent_id or default_agent
@@ -376,6 +379,7 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
             entities=entities,
             entity_mode="all" if every_entity else "any",
             as_of=as_of,
+            tiers=["hot", "warm", "cold"] if include_cold else None,
         )
         return _answer(_recalled(hits, show_agent=agent is None))
 

@@ -61,8 +61,8 @@ class Components(TypedDict):
     """Why a candidate ranked where it did: every signal of memory.signal_definitions() by name, the fused
     score, the chunk that matched, the embedding model, the fusion method, the speakers and entities the
     query named (or was passed), what recall had to do without (degraded), the rerank stage (None when
-    it is off) and the route taken ("hybrid", or "memory first: <kind>" for a question about rules,
-    preferences or decisions)."""
+    it is off), the route taken ("hybrid", or "memory first: <kind>" for a question about rules,
+    preferences or decisions) and the tiers searched."""
 
     signals: dict[str, Signal]
     fused: float
@@ -74,6 +74,7 @@ class Components(TypedDict):
     degraded: list[str] | None
     rerank: Rerank | None
     route: str
+    tiers: list[str]
 
 
 @dataclass(frozen=True)

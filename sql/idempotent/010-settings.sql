@@ -143,7 +143,32 @@ as $$
         ('entity_gazetteer', '{}', 'object', null, null, null,
          'Names the extractor knows, with their type, on top of its own: {"acme cloud": "org", "fizzbuzz": "tool"}.'),
         ('recall_count_access', 'false', 'boolean', null, null, null,
-         'Count how often recall returns each turn (makes recall write; leave off on a read replica).')
+         'Count how often recall returns each turn (makes recall write; leave off on a read replica).'),
+        ('recall_tiers', '["hot", "warm"]', 'array', '["hot", "warm", "cold"]', 1, null,
+         'The tiers of sessions and curated memories recall searches (recall''s tiers => ... for one call); '
+         || 'cold ones are left out by default.'),
+        ('tier_promote_on_recall', 'true', 'boolean', null, null, null,
+         'Recall moves the sessions and memories it returns to hot and marks them used (a write, skipped in a '
+         || 'read-only transaction and on a standby).'),
+        ('session_importance', '0.5', 'number', null, 0, 1,
+         'The importance of a session for decay and tier capacity (curated memories have their own).'),
+        ('tier_hot_half_life_days', '7', 'number', null, 0.001, 36500,
+         'Days without use in which an item''s decayed importance halves while it is at least tier_warm_below.'),
+        ('tier_warm_half_life_days', '30', 'number', null, 0.001, 36500,
+         'Days without use in which an item''s decayed importance halves below tier_warm_below, down to '
+         || 'tier_cold_below.'),
+        ('tier_cold_half_life_days', '180', 'number', null, 0.001, 36500,
+         'Days without use in which an item''s decayed importance halves below tier_cold_below.'),
+        ('tier_warm_below', '0.25', 'number', null, 0, 1,
+         'Maintenance moves a hot session or memory to warm once its decayed importance is below this.'),
+        ('tier_cold_below', '0.05', 'number', null, 0, 1,
+         'Maintenance moves a warm (or hot) session or memory to cold once its decayed importance is below this.'),
+        ('tier_hot_capacity', '500', 'integer', null, 0, 1000000000,
+         'The most sessions and memories an agent keeps hot; maintenance moves the rest to warm, least important '
+         || 'first (least recently used first among equals).'),
+        ('tier_warm_capacity', '5000', 'integer', null, 0, 1000000000,
+         'The most sessions and memories an agent keeps warm; maintenance moves the rest to cold, least important '
+         || 'first (least recently used first among equals).')
     ) as d (key, default_value, value_type, allowed, minimum, maximum, description)
 $$;
 
@@ -226,8 +251,12 @@ begin
         raise exception 'agent_memory: setting "entity_gazetteer" maps names to entity types (%), got %',
             array_to_string(memory_internal._entity_types(), ', '), p_value;
     end if;
-    if d.minimum is not null and p_value::numeric < d.minimum
-        or d.maximum is not null and p_value::numeric > d.maximum then
+    -- A list's minimum is how many values it needs.
+    if d.value_type = 'array' and jsonb_array_length(p_value) < d.minimum then
+        raise exception 'agent_memory: setting "%" needs at least % of %, got %', p_key, d.minimum, d.allowed, p_value;
+    end if;
+    if d.value_type <> 'array' and (d.minimum is not null and p_value::numeric < d.minimum
+        or d.maximum is not null and p_value::numeric > d.maximum) then
         raise exception 'agent_memory: setting "%" must be between % and %, got %',
             p_key, d.minimum, d.maximum, p_value;
     end if;

@@ -257,7 +257,10 @@ begin
         tokens_in = coalesce(excluded.tokens_in, s.tokens_in),
         tokens_out = coalesce(excluded.tokens_out, s.tokens_out),
         metadata = s.metadata || excluded.metadata,
-        updated_at = pg_catalog.now()
+        updated_at = pg_catalog.now(),
+        -- A session written to is in use again.
+        tier = 'hot',
+        tier_since = case when s.tier = 'hot' then s.tier_since else pg_catalog.now() end
     returning s.session_key, (s.xmax = 0) into v_session, v_created;
 
     -- A session memory.forget removed comes back only when the caller says so. Checked once the session

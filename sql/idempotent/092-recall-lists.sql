@@ -3,12 +3,14 @@
 -- large ones), and the best chunks of the top session_candidates sessions by summary full text and by
 -- session vector. Every candidate is then scored on every signal, whichever list brought it.
 
--- One row when a turn passes recall's filters on event time, source and sessions (entity_mode all: the
--- sessions that mention every entity), none otherwise. Used as `cross join lateral
+-- One row when a turn passes recall's filters on event time, source, sessions (entity_mode all: the
+-- sessions that mention every entity) and tiers (its session's, or the memory's it carries), none
+-- otherwise. Used as `cross join lateral
 -- memory_internal._turn_filter(...)`: the planner inlines it, a filter not given folds away, and with it the
 -- lookup it needs (a scalar function with subqueries could not be inlined).
 create or replace function memory_internal._turn_filter(
-    tenant text, turn bigint, session bigint, since timestamptz, until timestamptz, source text, sessions bigint[]
+    tenant text, turn bigint, session bigint, since timestamptz, until timestamptz, source text, sessions bigint[],
+    tiers text[]
 ) returns setof boolean
 language sql
 stable
@@ -24,12 +26,21 @@ as $$
                 select from memory.sessions as s
                 where s.tenant_id = tenant and s.session_key = session and s.source = _turn_filter.source
             ))
+        -- The words of a memory are in the memory's tier, other turns in their session's.
+        and (tiers is null or coalesce(
+                (select bool_or(m.tier = any(tiers)) from memory.memories as m
+                 where m.tenant_id = tenant and m.turn_key = turn),
+                exists (
+                    select from memory.sessions as s
+                    where s.tenant_id = tenant and s.session_key = session and s.tier = any(tiers)
+                )
+            ))
 $$;
 
 comment on function memory_internal._turn_filter(
-    text, bigint, bigint, timestamptz, timestamptz, text, bigint[]
+    text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[]
 ) is
-'Internal: one row when a turn passes recall''s time, source and session filters (null filters pass).';
+'Internal: one row when a turn passes recall''s time, source, session and tier filters (null filters pass).';
 
 -- The statement of a nearest-vector list over chunk_embeddings or session_embeddings ("e"): the query
 -- vector is $1, the tenant $2, the list's length $8 (other filters' parameters as
@@ -73,7 +84,8 @@ comment on function memory_internal._nearest_sql(text, text[], text, integer, bo
 -- Every candidate chunk of a recall: the union of the full-text, vector and session lists.
 create or replace function memory_internal._candidate_chunks(
     tenant text, agent_id text, since timestamptz, until timestamptz, source text, settings jsonb,
-    q memory_internal._recall_query, query_vector vector, recall_model text, as_of timestamptz, include_ended boolean
+    q memory_internal._recall_query, query_vector vector, recall_model text, as_of timestamptz, include_ended boolean,
+    tiers text[]
 ) returns table (turn_key bigint, chunk_no integer)
 language plpgsql
 volatile
@@ -98,7 +110,7 @@ begin
             select c.turn_key, c.chunk_no
             from memory.chunks as c
             cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until,
-                                                            _candidate_chunks.source, q.entity_sessions)
+                                                            _candidate_chunks.source, q.entity_sessions, tiers)
             cross join lateral memory_internal._chunk_bm25(c.tsv, c.length, c.context_length, q.lexemes, q.idf, v_k1, v_b,
                                                   q.avg_length, v_context_weight) as s
             where c.tenant_id = tenant and c.tsv @@ q.generating
@@ -118,31 +130,34 @@ begin
         execute memory_internal._nearest_sql(
             'chunk_embeddings', array['turn_key', 'chunk_no'], recall_model, vector_dims(query_vector), v_exact,
             case when coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is not null
-                      or since is not null or until is not null or q.entity_sessions is not null then $filter$
+                      or since is not null or until is not null or q.entity_sessions is not null
+                      or tiers is not null then $filter$
                 and exists (
                     select from memory.chunks as c
-                    cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, $4, $5, $6, $7)
+                    cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, $4, $5, $6, $7,
+                                                                    $9)
                     where c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no
                         and ($3 is null or c.agent_id = $3)
                 )$filter$
             end
         ) into v_dense_keys, v_dense_chunks
         using query_vector, tenant, _candidate_chunks.agent_id, since, until, _candidate_chunks.source,
-              q.entity_sessions, v_candidates;
+              q.entity_sessions, v_candidates, tiers;
         execute memory_internal._nearest_sql(
             'session_embeddings', array['session_key'], recall_model, vector_dims(query_vector), v_exact,
             case when coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is not null
-                      or q.entity_sessions is not null then $filter$
+                      or q.entity_sessions is not null or tiers is not null then $filter$
                 and ($7 is null or e.session_key = any($7))
                 and exists (
                     select from memory.sessions as s
                     where s.tenant_id = e.tenant_id and s.session_key = e.session_key
                         and ($3 is null or s.agent_id = $3) and ($6 is null or s.source = $6)
+                        and ($9 is null or s.tier = any($9))
                 )$filter$
             end
         ) into v_vector_sessions
         using query_vector, tenant, _candidate_chunks.agent_id, since, until, _candidate_chunks.source,
-              q.entity_sessions, (settings ->> 'session_candidates')::integer;
+              q.entity_sessions, (settings ->> 'session_candidates')::integer, tiers;
     end if;
 
     -- The words of memories recall does not show (memory_internal._turn_memory: superseded, retracted or
@@ -163,12 +178,14 @@ begin
                 select m.session_key from memory.summaries as m
                 where m.tenant_id = tenant and q.tsquery is not null and m.tsv @@ q.tsquery
                     and (q.entity_sessions is null or m.session_key = any(q.entity_sessions))
-                    and (coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is null or exists (
-                        select from memory.sessions as s
-                        where s.tenant_id = m.tenant_id and s.session_key = m.session_key
-                            and (_candidate_chunks.agent_id is null or s.agent_id = _candidate_chunks.agent_id)
-                            and (_candidate_chunks.source is null or s.source = _candidate_chunks.source)
-                    ))
+                    and (coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is null and tiers is null
+                        or exists (
+                            select from memory.sessions as s
+                            where s.tenant_id = m.tenant_id and s.session_key = m.session_key
+                                and (_candidate_chunks.agent_id is null or s.agent_id = _candidate_chunks.agent_id)
+                                and (_candidate_chunks.source is null or s.source = _candidate_chunks.source)
+                                and (tiers is null or s.tier = any(tiers))
+                        ))
                 order by ts_rank_cd(m.tsv, q.tsquery) desc, m.session_key
                 limit (settings ->> 'session_candidates')::integer
             )
@@ -178,7 +195,7 @@ begin
         cross join lateral (
             select c.turn_key, c.chunk_no from memory.chunks as c
             cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until, null,
-                                                            q.entity_sessions)
+                                                            q.entity_sessions, tiers)
             left join memory.chunk_embeddings as e
                 on c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no and e.model = recall_model
             where c.tenant_id = tenant and c.session_key = found.session_key
@@ -198,7 +215,7 @@ begin
     from memory.memories as m
     inner join memory.chunks as c on m.tenant_id = c.tenant_id and m.turn_key = c.turn_key and c.chunk_no = 0
     cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until,
-                                                    _candidate_chunks.source, q.entity_sessions)
+                                                    _candidate_chunks.source, q.entity_sessions, tiers)
     where m.tenant_id = tenant and m.evidence_turns && array(select f.turn_key from found as f)
         and (_candidate_chunks.agent_id is null or m.agent_id = _candidate_chunks.agent_id)
         and exists (select from memory_internal._turn_memory(tenant, m.turn_key, as_of, include_ended));
@@ -206,8 +223,10 @@ end
 $$;
 
 comment on function memory_internal._candidate_chunks(
-    text, text, timestamptz, timestamptz, text, jsonb, memory_internal._recall_query, vector, text, timestamptz, boolean
+    text, text, timestamptz, timestamptz, text, jsonb, memory_internal._recall_query, vector, text, timestamptz,
+    boolean, text[]
 ) is
-'Internal: every candidate chunk of a recall (full-text, vector and session lists), less the words of '
+'Internal: every candidate chunk of a recall (full-text, vector and session lists) in the tiers given (null: '
+'all), less the words of '
 'memories recall does not show (superseded, retracted, pending; at as_of, those that did not hold), plus '
 'the memories whose evidence turns are candidates.';

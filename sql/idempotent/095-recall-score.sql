@@ -65,7 +65,7 @@ chunk_values as (
         select row(f.turn_key, f.session_key, f.chunk_no, f.position, f.role, f.name, f.created_at, null, f.trust,
                    f.access_count, f.bm25, f.cosine, f.context_cosine, f.context_similarity,
                    null, null, null, null, null, null, null, null, null, null, null,
-                   null, null, null, null)::memory.recall_candidate as c
+                   null, null, null, null, null, null)::memory.recall_candidate as c
     ) as k
     cross join lateral unnest(array[%1$s]::double precision [], $8::double precision [])
         with ordinality as v (value, weight, n)
@@ -180,12 +180,13 @@ described as materialized (
                where m.tenant_id = $1 and m.turn_key = sc.turn_key and m.entity_key = any(($4).neighbor_keys)
            ) as neighbor_mentioned,
            tm.memory_id, tm.kind as memory_kind, tm.importance as memory_importance, tm.status as memory_status,
-           tm.evidence_turns as memory_evidence
+           tm.evidence_turns as memory_evidence, tt.tier, tt.decayed_importance
     from scored as sc
     -- The memory the turn's words carry, if any (as_of and include_ended from the context).
     left join lateral memory_internal._turn_memory(
         $1, sc.turn_key, ($11 ->> 'as_of')::timestamptz, ($11 ->> 'include_ended')::boolean
     ) as tm on true
+    left join lateral memory_internal._turn_tier($1, sc.session_key, tm.memory_id, $7) as tt on true
 ),
 -- Every boost signal of each turn, added up in the turn's own row (a few values: no join back needed).
 final as (
@@ -204,7 +205,8 @@ final as (
                    d.holds_open_loop, d.days_from_period, d.entities_mentioned,
                    d.neighbor_mentioned, d.memory_kind, d.memory_importance, d.memory_status,
                    -- The kind asked for, on a memory more relevant than the candidates' mean.
-                   coalesce(d.memory_kind = any(($4).intent_kinds) and d.fused > 0, false))::memory.recall_candidate as c
+                   coalesce(d.memory_kind = any(($4).intent_kinds) and d.fused > 0, false),
+                   d.tier, d.decayed_importance)::memory.recall_candidate as c
     ) as k
     cross join lateral (
         select coalesce(sum(v.weight * coalesce(v.value, 0)), 0) as boost,
@@ -312,6 +314,7 @@ declare
     v_fusion record;
     v_boost record;
     v_context jsonb;
+    v_tiers text [];
 begin
     if query is null or btrim(query) = '' then
         raise exception 'agent_memory: recall needs a query';
@@ -330,6 +333,7 @@ begin
         raise exception 'agent_memory: include_ended must be true or false' using errcode = 'null_value_not_allowed';
     end if;
     v_q := memory_internal._prepare_query(query, v_tenant, agent_id, v_cfg, entities, entity_mode, intent);
+    v_tiers := array(select jsonb_array_elements_text(v_cfg -> 'recall_tiers'));
 
     -- Vectors: the query embedded in the database (or given), against the model recall may use.
     select * into v_model from memory_internal._embedding_model(v_cfg);
@@ -363,8 +367,18 @@ begin
 
     select array_agg(c.turn_key), array_agg(c.chunk_no) into v_keys, v_chunks
     -- At as_of, nothing said after it is recalled.
-    from memory_internal._candidate_chunks(v_tenant, agent_id, since, least(until, as_of), source, v_cfg, v_q, v_vector,
-                                           v_recall_model, as_of, include_ended) as c;
+    from memory_internal._candidate_chunks(
+        v_tenant, agent_id, since, least(until, as_of), source, v_cfg, v_q, v_vector, v_recall_model, as_of,
+        include_ended,
+        -- A filter only when the tenant has sessions or memories in a tier left out (an index probe each).
+        case when exists (
+            select from unnest(array['hot', 'warm', 'cold']) as l (tier)
+            where not l.tier = any(v_tiers) and (
+                exists (select from memory.sessions as s where s.tenant_id = v_tenant and s.tier = l.tier)
+                or exists (select from memory.memories as m where m.tenant_id = v_tenant and m.tier = l.tier)
+            )
+        ) then v_tiers end
+    ) as c;
 
     select * into v_fusion from memory_internal._signal_calls('fusion', v_cfg);
     select * into v_boost from memory_internal._signal_calls('boost', v_cfg);
@@ -373,7 +387,7 @@ begin
         'entities_matched', to_jsonb(v_q.entity_names),
         'degraded', to_jsonb(v_degraded), 'signals', to_jsonb(v_fusion.names || v_boost.names),
         'fusion_signals', cardinality(v_fusion.names), 'weights', to_jsonb(v_fusion.weights || v_boost.weights),
-        'rerank', v_cfg ->> 'rerank', 'as_of', as_of, 'include_ended', include_ended,
+        'rerank', v_cfg ->> 'rerank', 'as_of', as_of, 'include_ended', include_ended, 'tiers', to_jsonb(v_tiers),
         'route', case when v_q.intent is not null then 'memory first: ' || v_q.intent else 'hybrid' end
     );
     -- A prepared statement takes its arguments as values in the EXECUTE command (quoted literals).

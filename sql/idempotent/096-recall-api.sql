@@ -30,6 +30,7 @@ as $$
         'entities_matched', context -> 'entities_matched',
         'degraded', context -> 'degraded',
         'route', context -> 'route',
+        'tiers', context -> 'tiers',
         'rerank', case when context ->> 'rerank' <> 'none' then jsonb_build_object(
             'score', round(rerank_score::numeric, 6), 'error', rerank_error
         ) end
@@ -41,6 +42,19 @@ comment on function memory_internal._components(
     double precision, text, jsonb
 ) is
 'Internal: the components object of one recall candidate (each signal''s value, weight and contribution).';
+
+-- A call's settings with its tiers (recall's tiers => ...) as recall_tiers.
+create or replace function memory_internal._with_tiers(weights jsonb, tiers text[]) returns jsonb
+language sql
+immutable
+as $$
+    -- (Weights that are no JSON object are refused as they are.)
+    select case when tiers is null or jsonb_typeof(weights) <> 'object' then weights
+                else coalesce(weights, '{}') || jsonb_build_object('recall_tiers', to_jsonb(tiers)) end
+$$;
+
+comment on function memory_internal._with_tiers(jsonb, text[]) is
+'Internal: a recall''s per-call settings with its tiers argument as the setting recall_tiers.';
 
 create or replace function memory.recall(
     query text,
@@ -56,7 +70,8 @@ create or replace function memory.recall(
     query_vector vector default null,
     as_of timestamptz default null,
     include_ended boolean default false,
-    intent text default null
+    intent text default null,
+    tiers text[] default null
 ) returns table (
     session_id text, agent text, turn_id bigint, message_id text, role text, speaker text,
     created_at timestamptz, content text, summary text, score double precision, components jsonb,
@@ -85,7 +100,8 @@ begin
     with candidates as materialized (
         select c.*
         from memory_internal._recall_candidates(recall.query, recall.agent_id, recall.since, recall.until,
-                                                recall.source, recall.entities, recall.entity_mode, recall.weights,
+                                                recall.source, recall.entities, recall.entity_mode,
+                                                memory_internal._with_tiers(recall.weights, recall.tiers),
                                                 recall.query_vector, recall.as_of, recall.include_ended,
                                                 recall.intent) as c
     )
@@ -125,11 +141,16 @@ begin
         set access_count = t.access_count + 1, last_accessed_at = pg_catalog.now()
         where t.tenant_id = v_tenant and t.turn_key = any(v_turns);
     end if;
+    if (coalesce(recall.weights -> 'tier_promote_on_recall', memory.setting('tier_promote_on_recall')))::boolean
+        and current_setting('transaction_read_only') = 'off' then
+        perform memory_internal._mark_used(v_tenant, v_sessions, v_turns);
+    end if;
 end
 $$;
 
 comment on function memory.recall(
-    text, integer, text, timestamptz, timestamptz, text, text, text[], text, jsonb, vector, timestamptz, boolean, text
+    text, integer, text, timestamptz, timestamptz, text, text, text[], text, jsonb, vector, timestamptz, boolean, text,
+    text[]
 )
 is 'The turns and curated memories (level turn) or sessions (level session, with their best turn) that best '
 'answer a query, best first: full-text (BM25) and vector scores of each turn''s best chunk fused, plus the '
@@ -140,9 +161,10 @@ is 'The turns and curated memories (level turn) or sessions (level session, with
 '(signal entity); entity_mode all keeps to sessions that mention every one. as_of: what was said by then '
 'and the memories that held then; include_ended: superseded and retracted memories too. intent: the memory '
 'kind the question asks for (default: memory.query_intent(query); none: no routing), whose memories come '
-'first (signal kind). weights: per-call settings, e.g. ''{"weight_dense": 0.5}''. query_vector: for '
-'callers that embed themselves. components shows every signal''s value, weight and contribution, and the '
-'route taken.';
+'first (signal kind). tiers: the tiers searched (default recall_tiers: hot and warm); what recall returns is '
+'moved to hot (tier_promote_on_recall). weights: per-call settings, e.g. ''{"weight_dense": 0.5}''. '
+'query_vector: for callers that embed themselves. components shows every signal''s value, weight and '
+'contribution, and the route taken.';
 
 create or replace function memory.explain_recall(
     query text,
@@ -156,7 +178,8 @@ create or replace function memory.explain_recall(
     query_vector vector default null,
     as_of timestamptz default null,
     include_ended boolean default false,
-    intent text default null
+    intent text default null,
+    tiers text[] default null
 ) returns table (
     rank bigint, session_id text, turn_id bigint, speaker text, content text, score double precision,
     fused double precision, components jsonb, kind text, memory_id bigint
@@ -167,15 +190,16 @@ as $$
     select c.ord, s.session_id, t.turn_key, t.name, t.content, c.score, c.fused,
            memory_internal._components(c.chunk_no, c.fused, c.signal_values, c.contributions, c.ranks, c.zs, c.rerank_score,
                               c.rerank_error, c.context), coalesce(c.memory_kind, 'turn'), c.memory_id
-    from memory_internal._recall_candidates(query, agent_id, since, until, source, entities, entity_mode, weights,
-                                   query_vector, as_of, include_ended, intent) as c
+    from memory_internal._recall_candidates(query, agent_id, since, until, source, entities, entity_mode,
+                                            memory_internal._with_tiers(weights, tiers), query_vector, as_of,
+                                            include_ended, intent) as c
     inner join memory.turns as t on t.tenant_id = memory.current_tenant() and c.turn_key = t.turn_key
     inner join memory.sessions as s on s.tenant_id = memory.current_tenant() and c.session_key = s.session_key
     order by c.ord
 $$;
 
 comment on function memory.explain_recall(
-    text, text, timestamptz, timestamptz, text, text[], text, jsonb, vector, timestamptz, boolean, text
+    text, text, timestamptz, timestamptz, text, text[], text, jsonb, vector, timestamptz, boolean, text, text[]
 ) is
 'Every candidate of a recall in final order with its fused score, the final score and components (every '
 'signal''s value, weight and contribution; fusion signals with their rank and z-score among the '

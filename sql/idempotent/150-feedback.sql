@@ -140,6 +140,13 @@ begin
         end if;
     end if;
 
+    -- Helpful: what was judged is in use, back to hot.
+    if v_counted and v_verdict = 'helpful' then
+        perform memory_internal._mark_used(v_tenant, array[coalesce(v_session, (
+            select t.session_key from memory.turns as t where t.tenant_id = v_tenant and t.turn_key = v_turn
+        ))], array[v_turn]);
+    end if;
+
     insert into memory.feedback as f (tenant_id, turn_key, memory_id, session_key, helpful, verdict, query, note,
                                       trust_before, trust_after, judged_by, counted, effect)
     values (v_tenant, case when feedback.memory_id is null and v_session is null then v_turn end, feedback.memory_id,
@@ -153,7 +160,8 @@ $$;
 comment on function memory.feedback(bigint, boolean, text, text, text, bigint, text, text) is
 'Records a verdict on a recalled turn (turn_id), a curated memory (memory_id) or a whole session (session_id): '
 'verdict helpful, unhelpful, incorrect or stale (or helpful => true/false). helpful adds trust_helpful_step '
-'to trust (up to trust_max); the others multiply it by trust_unhelpful_factor (down to trust_min). On a '
+'to trust (up to trust_max) and moves what was judged (session, memory) to the hot tier; the others '
+'multiply it by trust_unhelpful_factor (down to trust_min). On a '
 'memory: the trust of its words'' turn; incorrect from feedback_retract_after distinct agents retracts it; '
 'stale multiplies its importance by feedback_stale_factor. On a session: every turn''s trust. agent_id: the '
 'agent judging (default the role; session_id names its session, else the only one of that name): its '

@@ -154,6 +154,9 @@ declare
     v_jobs bigint;
     v_models jsonb;
     v_graph jsonb;
+    v_tiers jsonb := '{}';
+    v_tenant text;
+    v_moved jsonb;
 begin
     if not memory_internal._administers() then
         raise exception 'agent_memory: memory.maintain() is for memory_admin (it works on every tenant)'
@@ -176,16 +179,24 @@ begin
 
     v_models := memory_internal._retire_models();
     v_graph := memory_internal._join_graphs();
+    for v_tenant in select distinct s.tenant_id from memory.sessions as s order by s.tenant_id loop
+        v_moved := memory_internal._move_tiers(v_tenant, pg_catalog.now());
+        if v_moved <> '{"to_warm": 0, "to_cold": 0}' then
+            v_tiers := v_tiers || jsonb_build_object(v_tenant, v_moved);
+        end if;
+    end loop;
 
     insert into memory.maintenance_runs (started_at, finished_at, status, actions)
     values (v_started, pg_catalog.clock_timestamp(), 'done',
-            jsonb_build_object('jobs_deleted', v_jobs, 'graph_joined', v_graph) || v_models);
+            jsonb_build_object('jobs_deleted', v_jobs, 'graph_joined', v_graph, 'tiers_moved', v_tiers) || v_models);
 end
 $$;
 
 comment on procedure memory.maintain () is
 'Maintenance for every tenant (memory_admin): deletes finished jobs older than queue_keep_done_hours, '
 'retires embedding models no configuration uses and drops their vectors after model_retire_grace_hours, '
-'puts the earlier vectors of tenants grown past exact_search_max_chunks into the HNSW graphs. '
+'puts the earlier vectors of tenants grown past exact_search_max_chunks into the HNSW graphs, moves each '
+'tenant''s sessions and memories down a tier as their importance decays and agents'' tiers fill '
+'(memory.tier_moves shows what it would move). '
 'One run at a time (a concurrent call is recorded as skipped); each run is recorded in '
 'memory.maintenance_runs. Schedule it with pg_cron.';

@@ -175,6 +175,11 @@ def test_commit_recall_explain_feedback_remember_bootstrap_stats(db, dsn):
     assert row.split()[1] == "turn"
     turn_id = int(row.split()[2])
 
+    db.execute("update memory.sessions set tier = 'cold' where session_id = 'chat-1'")
+    db.commit()
+    assert run("--dsn", dsn, "--json", "explain", "signing keys", "--tier", "hot").stdout.strip() == "[]"
+    assert "signing keys" in run("--dsn", dsn, "recall", "signing keys", "--tier", "cold", "--tier", "warm").stdout
+
     explained = run("--dsn", dsn, "explain", "signing keys", "--limit", "1")
     assert "session +" in explained.stdout and "lexical #" in explained.stdout and "dense #" in explained.stdout
 

@@ -7,6 +7,7 @@ from datetime import datetime
 from importlib.metadata import version
 from pathlib import Path
 
+import psycopg
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -197,6 +198,10 @@ def test_recall_filters_by_agent_time_and_source_and_defaults_to_the_server_agen
         dsn=dsn,
     )
     assert sorted(sessions(bot)) == ["early", "later"] and sessions(other) == ["theirs"]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("update memory.sessions set tier = 'cold' where session_id = 'early'")
+    hot, everything = call(("recall", query), ("recall", {**query, "include_cold": True}), dsn=dsn)
+    assert sessions(hot) == ["later"] and sorted(sessions(everything)) == ["early", "later"]
     assert (sessions(since), sessions(until), sessions(source)) == (["later"], ["early"], ["early"])
     (everyone,) = call(("recall", query), dsn=dsn, agent=None)
     assert sorted((hit["agent"], hit["session_id"]) for hit in payload(everyone)["hits"]) == [

@@ -93,6 +93,16 @@ def test_recall_with_weights_filters_and_a_query_vector(memory, db):
     assert memory.recall("signing keys", until=datetime(2000, 1, 1)) == []
 
 
+def test_recall_searches_the_tiers_asked_for(memory, db):
+    memory.commit("chat-1", CHAT, agent_id="bot", enrich="now")
+    db.execute("update memory.sessions set tier = 'cold' where session_id = 'chat-1'")
+    db.commit()
+    assert memory.recall("signing keys", weights={"tier_promote_on_recall": False}) == []
+    (hit, *_) = memory.recall("signing keys", tiers=["hot", "cold"])
+    assert hit.session_id == "chat-1" and hit.components["tiers"] == ["hot", "cold"]
+    assert memory.recall("signing keys", tiers=["hot"])[0].session_id == "chat-1"  # recall moved it to hot
+
+
 def test_explain_feedback_remember_bootstrap_forget_and_export(memory):
     memory.commit("chat-1", CHAT, agent_id="bot", enrich="now")
     candidates = memory.explain_recall("signing keys", agent_id="bot")

@@ -89,6 +89,10 @@ def globex_unchanged(db: psycopg.Connection, before: dict) -> None:
     assert (trust, content) == (1, "globex keeps the launch codes in the blue vault")
     status = db.execute("select status from memory.memories where memory_id = %s", (before["memory"],)).fetchone()
     assert status == ("active",)
+    moved = db.execute(
+        "select count(*) from memory.sessions where tenant_id = 'globex' and (tier <> 'hot' or used_at is not null)"
+    ).fetchone()
+    assert moved == (0,)
 
 
 def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
@@ -100,11 +104,14 @@ def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
         ("select * from memory.queue_status", ()),
         ("select * from memory.feedback_summary", ()),
         ("select * from memory.memory_items", ()),
+        ("select * from memory.tier_items", ()),
+        ("select * from memory.tier_moves(now() + interval '1000 days')", ()),
         ("select * from memory.rules_and_preferences", ()),
         ("select * from memory.memories(search => 'tea', status => 'active')", ()),
         ("select * from memory.memories(agent_id => 'default', as_of => now())", ()),
         ("select * from memory.recall('launch codes vault', k => 50)", ()),
         ("select * from memory.recall('globex launch codes', k => 50, level => 'session')", ()),
+        ("select * from memory.recall('globex launch codes', k => 50, tiers => '{hot,warm,cold}')", ()),
         ("select * from memory.explain_recall('globex launch codes vault')", ()),
         ("select * from memory.export()", ()),
         ("select * from memory.export('default', 'plans')", ()),
@@ -139,6 +146,8 @@ def writes(turn: int, memory: int) -> list[tuple[str, tuple]]:
         ("select * from memory.feedback(memory_id => %s, verdict => 'stale')", (memory,)),
         ("update memory.memory_merges set content = 'owned' where tenant_id = 'globex'", ()),
         ("update memory.memories set status = 'retracted' where tenant_id = 'globex'", ()),
+        ("update memory.sessions set tier = 'cold' where tenant_id = 'globex'", ()),
+        ("select memory_internal._move_tiers('globex', now() + interval '1000 days')", ()),
         ("delete from memory.forgotten_sessions where tenant_id = 'globex'", ()),
         ("insert into memory.tombstones (tenant_id, selector, removed) values ('globex', '{}', '{}')", ()),
         ("update memory.turns set content = 'owned', trust = 0.05 where tenant_id = 'globex'", ()),

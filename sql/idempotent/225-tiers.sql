@@ -1,0 +1,298 @@
+-- Tiers: every session and curated memory is hot, warm or cold. Its importance (a memory's own, a
+-- session's the setting session_importance) decays with the days since it was last used (written,
+-- returned by recall, judged helpful): at the hot half-life while it is at least tier_warm_below, then at
+-- the warm one while at least tier_cold_below, then at the cold one. Maintenance moves items down a tier
+-- once their decayed importance falls below tier_warm_below or tier_cold_below, and when an agent has
+-- more than tier_hot_capacity hot or tier_warm_capacity warm items (the least important go first, the
+-- least recently used first among equals). Recall and helpful feedback move items back to hot. Recall
+-- leaves cold items out unless its tiers say otherwise; tier and decayed importance are recall signals.
+
+comment on column memory.sessions.tier is
+'hot, warm or cold: maintenance moves the session down as it goes unused, recall and helpful feedback bring '
+'it back to hot; recall leaves cold sessions out by default (setting recall_tiers).';
+comment on column memory.sessions.tier_since is 'When the session entered its tier.';
+comment on column memory.sessions.used_at is
+'When recall last returned one of its turns or feedback judged it helpful (to the hour; null: never).';
+comment on column memory.memories.tier is
+'hot, warm or cold: maintenance moves the memory down as it goes unused, recall and helpful feedback bring it '
+'back to hot; recall leaves cold memories out by default (setting recall_tiers).';
+comment on column memory.memories.tier_since is 'When the memory entered its tier.';
+comment on column memory.memories.used_at is
+'When recall last returned the memory or feedback judged it helpful (to the hour; null: never).';
+
+-- Importance halved every tier_hot_half_life_days without use down to tier_warm_below, then every
+-- tier_warm_half_life_days down to tier_cold_below, then every tier_cold_half_life_days: one curve, so the
+-- tier it puts an item in depends on how long it has gone unused, not on how often maintenance ran. The
+-- exponent is capped where the value is 0 in all but name (0.5 ^ 1000): a float underflow is an error.
+create or replace function memory_internal._decayed_importance(
+    importance double precision, last_used timestamptz, at timestamptz, settings jsonb
+) returns double precision
+language sql
+immutable parallel safe
+as $$
+    select case
+        when p.days <= hot.days then importance * power(0.5, least(1000, p.days / p.hot_half_life))
+        when p.days <= hot.days + warm.days then
+            hot.left_at * power(0.5, least(1000, (p.days - hot.days) / p.warm_half_life))
+        else warm.left_at * power(0.5, least(1000, (p.days - hot.days - warm.days) / p.cold_half_life))
+    end
+    from (
+        select greatest(0, extract(epoch from at - last_used) / 86400.0) as days,
+               (settings ->> 'tier_hot_half_life_days')::double precision as hot_half_life,
+               (settings ->> 'tier_warm_half_life_days')::double precision as warm_half_life,
+               (settings ->> 'tier_cold_half_life_days')::double precision as cold_half_life,
+               (settings ->> 'tier_warm_below')::double precision as warm_below,
+               (settings ->> 'tier_cold_below')::double precision as cold_below
+    ) as p
+    -- How long each stretch lasts, and the value it leaves off at.
+    cross join lateral (
+        select case when importance <= p.warm_below then 0
+                    when p.warm_below <= 0 then 'infinity'
+                    else p.hot_half_life * ln(importance / p.warm_below) / ln(2) end as days,
+               least(importance, p.warm_below) as left_at
+    ) as hot
+    cross join lateral (
+        select case when hot.left_at <= p.cold_below then 0
+                    when p.cold_below <= 0 then 'infinity'
+                    else p.warm_half_life * ln(hot.left_at / p.cold_below) / ln(2) end as days,
+               least(hot.left_at, p.cold_below) as left_at
+    ) as warm
+$$;
+
+comment on function memory_internal._decayed_importance(double precision, timestamptz, timestamptz, jsonb) is
+'Internal: importance after the days from last_used to at without use: halved every tier_hot_half_life_days '
+'down to tier_warm_below, then every tier_warm_half_life_days down to tier_cold_below, then every '
+'tier_cold_half_life_days.';
+
+-- A session or memory as tiers see it: its tier, importance and when it was last used. The session
+-- that holds an agent's memories' words ('remembered') is not an item: each memory is.
+create or replace view memory.tier_items as
+select
+    'session' as item,
+    s.agent_id,
+    s.session_id,
+    null::bigint as memory_id,
+    s.tier,
+    s.tier_since,
+    (memory.setting('session_importance') #>> '{}')::double precision as importance,
+    greatest(s.updated_at, s.used_at) as last_used,
+    memory_internal._decayed_importance(
+        (memory.setting('session_importance') #>> '{}')::double precision, greatest(s.updated_at, s.used_at),
+        pg_catalog.now(), memory_internal._settings_json()
+    ) as decayed_importance,
+    s.session_key
+from memory.sessions as s
+where s.tenant_id = (select memory.current_tenant()) and s.session_id <> 'remembered'
+union all
+select
+    'memory' as item,
+    m.agent_id,
+    null as session_id,
+    m.memory_id,
+    m.tier,
+    m.tier_since,
+    m.importance,
+    greatest(m.recorded_at, m.used_at) as last_used,
+    memory_internal._decayed_importance(
+        m.importance, greatest(m.recorded_at, m.used_at), pg_catalog.now(), memory_internal._settings_json()
+    ) as decayed_importance,
+    null as session_key
+from memory.memories as m
+where m.tenant_id = (select memory.current_tenant());
+
+comment on view memory.tier_items is
+'Every session and curated memory of the tenant with its tier, importance, when it was last used and its '
+'importance decayed since then (settings in force): what maintenance ranks to move items between tiers.';
+comment on column memory.tier_items.item is 'session or memory.';
+comment on column memory.tier_items.agent_id is 'The agent it belongs to (tier capacities are per agent).';
+comment on column memory.tier_items.session_id is 'The session''s id (a session).';
+comment on column memory.tier_items.memory_id is 'The memory''s id (a memory).';
+comment on column memory.tier_items.tier is 'hot, warm or cold.';
+comment on column memory.tier_items.tier_since is 'When it entered its tier.';
+comment on column memory.tier_items.importance is 'A memory''s importance; for a session, session_importance.';
+comment on column memory.tier_items.last_used is 'When it was last written, returned by recall or judged helpful.';
+comment on column memory.tier_items.decayed_importance is
+'importance decayed since last_used (halved every tier_hot_half_life_days down to tier_warm_below, then every '
+'tier_warm_half_life_days down to tier_cold_below, then every tier_cold_half_life_days).';
+comment on column memory.tier_items.session_key is 'Internal key of the session (a session).';
+
+-- The moves maintenance would make in a tenant's tiers at a time, with these settings: down by decay
+-- first, then down by each agent's capacity, most decayed (then least recently used) first. Never up:
+-- use moves items up. last_used and tier are as read, so that applying a move can check nothing changed.
+create or replace function memory_internal._tier_moves(tenant text, at timestamptz, settings jsonb)
+returns table (
+    item text, agent_id text, session_key bigint, memory_id bigint, tier text, new_tier text,
+    decayed_importance double precision, last_used timestamptz, reason text
+)
+language sql
+stable
+as $$
+    with items as (
+        select 'session' as item, s.agent_id, s.session_key, null::bigint as memory_id, s.tier,
+               (settings ->> 'session_importance')::double precision as importance,
+               greatest(s.updated_at, s.used_at) as last_used
+        from memory.sessions as s
+        where s.tenant_id = tenant and s.session_id <> 'remembered'
+        union all
+        select 'memory', m.agent_id, null, m.memory_id, m.tier, m.importance, greatest(m.recorded_at, m.used_at)
+        from memory.memories as m
+        where m.tenant_id = tenant
+    ),
+    decayed as (
+        select i.*, memory_internal._decayed_importance(i.importance, i.last_used, at, settings) as decayed,
+               array_position(array['hot', 'warm', 'cold'], i.tier) as level
+        from items as i
+    ),
+    -- By decay: below tier_cold_below is cold, below tier_warm_below warm.
+    by_decay as (
+        select d.*, greatest(d.level, case
+            when d.decayed < (settings ->> 'tier_cold_below')::double precision then 3
+            when d.decayed < (settings ->> 'tier_warm_below')::double precision then 2
+            else 1
+        end) as decay_level
+        from decayed as d
+    ),
+    -- By capacity, each agent's items from the most important (then most recently used) down ...
+    ranked as (
+        select b.*, row_number() over (
+            partition by b.agent_id
+            order by b.decayed desc, b.last_used desc, b.item, coalesce(b.session_key, b.memory_id)
+        ) as place
+        from by_decay as b
+    ),
+    -- ... the hot ones past tier_hot_capacity go warm ...
+    hot_placed as (
+        select r.*, case when r.decay_level = 1 and count(*) filter (where r.decay_level = 1) over w
+                              > (settings ->> 'tier_hot_capacity')::bigint then 2 else r.decay_level end as hot_level
+        from ranked as r
+        window w as (partition by r.agent_id order by r.place)
+    ),
+    -- ... and the warm ones past tier_warm_capacity go cold.
+    warm_placed as (
+        select h.*, case when h.hot_level = 2 and count(*) filter (where h.hot_level = 2) over w
+                              > (settings ->> 'tier_warm_capacity')::bigint then 3 else h.hot_level end as new_level
+        from hot_placed as h
+        window w as (partition by h.agent_id order by h.place)
+    )
+
+    select w.item, w.agent_id, w.session_key, w.memory_id, w.tier, (array['hot', 'warm', 'cold'])[w.new_level],
+           w.decayed, w.last_used,
+           case
+               when w.new_level = w.decay_level and w.decay_level = 3 then 'decayed below tier_cold_below'
+               when w.new_level = w.decay_level then 'decayed below tier_warm_below'
+               when w.new_level = 2 then 'over tier_hot_capacity'
+               else 'over tier_warm_capacity'
+           end
+    from warm_placed as w
+    where w.new_level > w.level
+$$;
+
+comment on function memory_internal._tier_moves(text, timestamptz, jsonb) is
+'Internal: the tier moves maintenance would make in a tenant at a time with these settings (down by decay, '
+'then by each agent''s capacity), with the reason for each.';
+
+create or replace function memory.tier_moves(at timestamptz default pg_catalog.now())
+returns table (
+    item text, agent_id text, session_id text, memory_id bigint, tier text, new_tier text,
+    decayed_importance double precision, last_used timestamptz, reason text
+)
+language sql
+stable
+as $$
+    select m.item, m.agent_id, s.session_id, m.memory_id, m.tier, m.new_tier, m.decayed_importance, m.last_used,
+           m.reason
+    from memory_internal._tier_moves(
+        memory.current_tenant(), tier_moves.at, memory_internal._configured_settings(memory.current_tenant())
+    ) as m
+    left join memory.sessions as s on s.tenant_id = memory.current_tenant() and s.session_key = m.session_key
+    order by m.agent_id, m.item, m.decayed_importance
+$$;
+
+comment on function memory.tier_moves(timestamptz) is
+'The sessions and memories of the tenant the next maintenance would move down a tier (at: as if it ran then, '
+'to see what time does), with their decayed importance and the reason: decayed below tier_warm_below or '
+'tier_cold_below, or over an agent''s tier_hot_capacity or tier_warm_capacity (settings as memory.config '
+'stores them).';
+
+-- Applies a tenant's tier moves at a time: an item used or moved since it was read stays where it is.
+-- Returns how many items went to warm and to cold.
+create or replace function memory_internal._move_tiers(tenant text, at timestamptz) returns jsonb
+language sql
+as $$
+    with moves as (
+        select * from memory_internal._tier_moves(tenant, at, memory_internal._configured_settings(tenant))
+    ),
+    sessions_moved as (
+        update memory.sessions as s set tier = m.new_tier, tier_since = at
+        from moves as m
+        where m.item = 'session' and s.tenant_id = tenant and s.session_key = m.session_key and s.tier = m.tier
+            and greatest(s.updated_at, s.used_at) = m.last_used
+        returning s.tier
+    ),
+    memories_moved as (
+        update memory.memories as x set tier = m.new_tier, tier_since = at
+        from moves as m
+        where m.item = 'memory' and x.tenant_id = tenant and x.memory_id = m.memory_id and x.tier = m.tier
+            and greatest(x.recorded_at, x.used_at) = m.last_used
+        returning x.tier
+    )
+
+    select jsonb_build_object('to_warm', count(*) filter (where a.tier = 'warm'),
+                              'to_cold', count(*) filter (where a.tier = 'cold'))
+    from (select * from sessions_moved union all select * from memories_moved) as a
+$$;
+
+comment on function memory_internal._move_tiers(text, timestamptz) is
+'Internal: makes a tenant''s tier moves (memory_internal._tier_moves) at a time, leaving items used or moved '
+'meanwhile; how many went to warm and to cold.';
+
+-- Use brings items back to hot: the sessions given, and the memories whose words are the turns given.
+-- At most once an hour per item (decay counts in days), never waiting for a row another transaction holds.
+create or replace function memory_internal._mark_used(tenant text, sessions bigint[], turns bigint[]) returns void
+language sql
+as $$
+    update memory.sessions as s
+    set tier = 'hot', tier_since = case when s.tier = 'hot' then s.tier_since else pg_catalog.now() end,
+        used_at = pg_catalog.now()
+    where s.tenant_id = tenant and s.session_key in (
+        select x.session_key from memory.sessions as x
+        where x.tenant_id = tenant and x.session_key = any(sessions)
+            and (x.tier <> 'hot' or x.used_at is null or x.used_at < pg_catalog.now() - interval '1 hour')
+        for update skip locked
+    );
+    update memory.memories as m
+    set tier = 'hot', tier_since = case when m.tier = 'hot' then m.tier_since else pg_catalog.now() end,
+        used_at = pg_catalog.now()
+    where m.tenant_id = tenant and m.memory_id in (
+        select x.memory_id from memory.memories as x
+        where x.tenant_id = tenant and x.turn_key = any(turns)
+            and (x.tier <> 'hot' or x.used_at is null or x.used_at < pg_catalog.now() - interval '1 hour')
+        for update skip locked
+    );
+$$;
+
+comment on function memory_internal._mark_used(text, bigint[], bigint[]) is
+'Internal: marks sessions, and the memories carried by turns, used now and moves them to hot (once an hour '
+'at most, skipping rows other transactions hold).';
+
+-- A turn's tier and decayed importance for recall: the memory's it carries, else its session's.
+create or replace function memory_internal._turn_tier(tenant text, session bigint, memory bigint, settings jsonb)
+returns table (tier text, decayed_importance double precision)
+language sql
+stable
+rows 1
+as $$
+    select coalesce(m.tier, s.tier),
+           memory_internal._decayed_importance(
+               coalesce(m.importance, (settings ->> 'session_importance')::double precision),
+               coalesce(greatest(m.recorded_at, m.used_at), greatest(s.updated_at, s.used_at)), pg_catalog.now(),
+               settings
+           )
+    from memory.sessions as s
+    left join memory.memories as m on m.tenant_id = tenant and m.memory_id = memory
+    where s.tenant_id = tenant and s.session_key = session
+$$;
+
+comment on function memory_internal._turn_tier(text, bigint, bigint, jsonb) is
+'Internal: the tier and decayed importance recall sees for a turn: those of the memory it carries, else of '
+'its session.';
