@@ -58,13 +58,14 @@ def save(name: str, results: dict) -> Path:
 def run_queue(url: str, workers: int, batch: int = 10) -> float:
     """Runs the enrichment queue to the end on `workers` connections; returns the seconds it took.
 
-    Each worker loads the embedding model before the clock starts (a once-per-backend cost)."""
+    Each worker loads the embedding model, if one is configured, before the clock starts (a once-per-backend
+    cost)."""
     ready = threading.Barrier(workers + 1)
     failures: list[str] = []
 
     def worker() -> None:
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("select memory.embed(array['warm up'])")
+            conn.execute("select memory.embed(array['warm up']) from memory.embedding_model()")  # none: no model
             ready.wait()
             while True:
                 processed, failed = conn.execute("call memory.work(%s)", (batch,)).fetchone()

@@ -48,8 +48,8 @@ def zipf_text(rng: random.Random, words: list[str], weights: list[float], length
     return " ".join(rng.choices(words, weights=weights, k=length)).capitalize() + "."
 
 
-def build(turns: int, words: list[str], weights: list[float]) -> str:
-    url = fresh_database(f"bench_recall_{turns}")
+def commit_sessions(url: str, turns: int, words: list[str], weights: list[float]) -> None:
+    """Commits `turns` turns of Zipf text to agent bench, in sessions of SESSION_TURNS."""
     rng = random.Random(turns)
     with psycopg.connect(url, autocommit=True) as conn:
         for number in range(turns // SESSION_TURNS):
@@ -62,6 +62,10 @@ def build(turns: int, words: list[str], weights: list[float]) -> str:
             ]
             conn.execute("select memory.commit(%s, %s, agent_id => 'bench')", (f"s{number}", Json(messages)))
 
+
+def build(turns: int, words: list[str], weights: list[float]) -> str:
+    url = fresh_database(f"bench_recall_{turns}")
+    commit_sessions(url, turns, words, weights)
     run_queue(url, workers=2, batch=20)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("vacuum analyze")

@@ -1,0 +1,142 @@
+"""Memory lifecycle at scale: one tenant of many turns, aged through maintenance.
+
+    .venv/bin/python bench/lifecycle.py --turns 1000000 [--queries 200] [--embedder local|none] [--reuse]
+
+Builds `bench_lifecycle_<turns>`: one tenant and agent, sessions of 20 turns of Zipf text (the generator of
+bench/recall_latency.py), committed and enriched through the product (memory.commit, memory.work), with the
+local embedding model or, with --embedder none, full-text only. Ages it in simulated time: each session's
+last write is moved to a moment drawn uniformly over the past two years. Then times `call memory.maintain()`,
+which moves the sessions down the tiers (decay, then the agent's tier capacities), and a second run with
+nothing left to move; and recall p50 and p95 of the same queries with the default tiers (cold sessions left
+out) and with every tier (`tiers => '{hot,warm,cold}'`: no tier filter, the same tenant as without tiers),
+with tier_promote_on_recall off so that both see the same tiers. Writes bench/results/lifecycle-<turns>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+
+import psycopg
+from common import SERVER, fresh_database, run_queue, save
+from psycopg.types.json import Jsonb
+from recall_latency import commit_sessions, percentiles, vocabulary, zipf_text
+
+EVERY_TIER = ["hot", "warm", "cold"]
+NO_PROMOTION = Jsonb({"tier_promote_on_recall": False})
+
+
+def build(turns: int, embedder: str, words: list[str], weights: list[float]) -> str:
+    url = fresh_database(f"bench_lifecycle_{turns}")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("insert into memory.config (key, value) values ('embedder', %s)", (Jsonb(embedder),))
+    commit_sessions(url, turns, words, weights)
+    run_queue(url, workers=2, batch=20)
+    return url
+
+
+def loaded(turns: int) -> str | None:
+    url = SERVER.url(f"bench_lifecycle_{turns}")
+    try:
+        with psycopg.connect(url) as conn:
+            done = (
+                conn.execute("select count(*) from memory.turns").fetchone()[0] >= turns
+                and not conn.execute("select exists (select from memory.jobs where status <> 'done')").fetchone()[0]
+            )
+    except psycopg.OperationalError:
+        return None
+    return url if done else None
+
+
+def age(conn: psycopg.Connection) -> None:
+    """Every session back to its original tier, last written at a moment of the past two years."""
+    conn.execute("select setseed(0.42)")
+    conn.execute(
+        "update memory.sessions set tier = 'hot', used_at = null, updated_at = now() - random() * interval '730 days'"
+    )
+    conn.execute("vacuum analyze")
+
+
+def timed(conn: psycopg.Connection, statement: str, params: tuple = ()) -> float:
+    started = time.perf_counter()
+    cursor = conn.execute(statement, params)
+    if cursor.description is not None:
+        cursor.fetchall()
+    return time.perf_counter() - started
+
+
+def measure(url: str, queries: list[str]) -> dict:
+    with psycopg.connect(url, autocommit=True) as conn:
+        age(conn)
+        first = timed(conn, "call memory.maintain()")
+        again = timed(conn, "call memory.maintain()")
+        (moved,) = conn.execute(
+            "select actions -> 'tiers_moved' from memory.maintenance_runs order by run_id desc offset 1 limit 1"
+        ).fetchone()
+        tiers = dict(conn.execute("select tier, count(*) from memory.sessions group by tier").fetchall())
+        turns_by_tier = dict(
+            conn.execute(
+                "select s.tier, count(*) from memory.turns as t join memory.sessions as s using (tenant_id,"
+                " session_key) group by s.tier"
+            ).fetchall()
+        )
+        recall = "select count(*) from memory.recall(%s, k => 10, weights => %s, tiers => %s)"
+        for query in queries[:10]:  # warm the caches the same way for both
+            for tiers_asked in (None, EVERY_TIER):
+                conn.execute(recall, (query, NO_PROMOTION, tiers_asked)).fetchone()
+        default, every = [], []
+        for query in queries:
+            default.append(timed(conn, recall, (query, NO_PROMOTION, None)))
+            every.append(timed(conn, recall, (query, NO_PROMOTION, EVERY_TIER)))
+    result = {
+        "maintain_seconds": round(first, 2),
+        "maintain_again_seconds": round(again, 2),
+        "tiers_moved": moved,
+        "sessions_by_tier": tiers,
+        "turns_by_tier": turns_by_tier,
+        "recall_cold_left_out": percentiles(default),
+        "recall_every_tier": percentiles(every),
+    }
+    result["p50_every_tier_over_cold_left_out"] = round(
+        result["recall_every_tier"]["p50_ms"] / result["recall_cold_left_out"]["p50_ms"], 2
+    )
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=1000000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--embedder", choices=["local", "none"], default="local")
+    parser.add_argument("--reuse", action="store_true", help="keep a database already built for the size")
+    args = parser.parse_args()
+
+    words = vocabulary()
+    weights = [1 / (rank + 1) for rank in range(len(words))]
+    rng = random.Random(99)
+    queries = [zipf_text(rng, words, weights, rng.randint(3, 8)) for _ in range(args.queries)]
+    url = (args.reuse and loaded(args.turns)) or None
+    built = None
+    if url is None:
+        started = time.perf_counter()
+        url = build(args.turns, args.embedder, words, weights)
+        built = round(time.perf_counter() - started)
+        print(f"built {args.turns} turns in {built} s", file=sys.stderr)
+    result = measure(url, queries)
+    print(
+        f"{args.turns} turns: maintain {result['maintain_seconds']} s (again {result['maintain_again_seconds']} s),"
+        f" sessions by tier {result['sessions_by_tier']} | recall p50 cold left out"
+        f" {result['recall_cold_left_out']['p50_ms']} ms, every tier {result['recall_every_tier']['p50_ms']} ms"
+        f" ({result['p50_every_tier_over_cold_left_out']}x)"
+    )
+    path = save(
+        f"lifecycle-{args.turns}.json",
+        {"turns": args.turns, "embedder": args.embedder, "queries": args.queries, "build_seconds": built, **result},
+    )
+    print(f"saved {path.relative_to(path.parents[2])}")
+
+
+if __name__ == "__main__":
+    main()
