@@ -167,6 +167,10 @@ class AsyncMemory:
         """See Memory.forget_range."""
         return await self._run(calls.forget_range(since, until, agent_id))
 
+    async def forget_entity(self, entity: str, *, agent_id: str | None = None) -> results.Forgotten:
+        """See Memory.forget_entity."""
+        return await self._run(calls.forget_entity(entity, agent_id))
+
     async def stats(self, agent_id: str | None = None) -> list[results.AgentStats]:
         """See Memory.stats."""
         return await self._run(calls.stats(agent_id))

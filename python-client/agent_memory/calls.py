@@ -236,6 +236,10 @@ def forget_range(since: datetime, until: datetime, agent_id: str | None) -> Call
     return function("forget_range", _one(results.Forgotten), since=since, until=until, agent_id=agent_id)
 
 
+def forget_entity(entity: str, agent_id: str | None) -> Call[results.Forgotten]:
+    return function("forget_entity", _one(results.Forgotten), entity=entity, agent_id=agent_id)
+
+
 def stats(agent_id: str | None) -> Call[list[results.AgentStats]]:
     return function("stats", _all(results.AgentStats), agent_id=agent_id)
 

@@ -298,6 +298,14 @@ def cmd_forget_range(args: argparse.Namespace) -> int:
     return _report(args, result, f"forgot {span}: {result.sessions_removed} whole sessions, {_forgotten(result)}")
 
 
+def cmd_forget_entity(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        result = memory.forget_entity(args.entity, agent_id=args.agent)
+    return _report(
+        args, result, f"forgot {args.entity}: {result.sessions_removed} whole sessions, {_forgotten(result)}"
+    )
+
+
 def cmd_forget_agent(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
         result = memory.forget_agent(args.agent_id)
@@ -615,6 +623,11 @@ def build_parser() -> argparse.ArgumentParser:
     forget_range.add_argument("since", type=datetime.fromisoformat, help="from (ISO 8601, included)")
     forget_range.add_argument("until", type=datetime.fromisoformat, help="to (ISO 8601, left out)")
     forget_range.add_argument("--agent", help="only this agent's (default: every agent's)")
+    forget_entity = command(
+        "forget-entity", cmd_forget_entity, "remove everything about an entity, leaving a tombstone"
+    )
+    forget_entity.add_argument("entity", help="its name or an alias")
+    forget_entity.add_argument("--agent", help="only this agent's entity (default: every agent's of that name)")
 
     entity_types = get_args(EntityType)
     entities = command("entities", cmd_entities, "the people, projects, tools and more that turns mention")

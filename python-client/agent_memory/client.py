@@ -228,6 +228,11 @@ class Memory:
         """Removes everything said in [since, until) under one tombstone (memory.forget_range)."""
         return self._run(calls.forget_range(since, until, agent_id))
 
+    def forget_entity(self, entity: str, *, agent_id: str | None = None) -> results.Forgotten:
+        """Removes everything about an entity: the turns that mention it, the memories about it, the entity
+        with its states and edges, under one tombstone (memory.forget_entity)."""
+        return self._run(calls.forget_entity(entity, agent_id))
+
     def stats(self, agent_id: str | None = None) -> list[results.AgentStats]:
         """Per agent: sessions, turns, chunks, vectors, summaries, feedback, pending jobs (memory.stats)."""
         return self._run(calls.stats(agent_id))

@@ -159,18 +159,44 @@ $$;
 comment on function memory_internal._forgotten(text, text, boolean) is
 'Internal: the tombstone of a forgotten session, if any; with allow, the session is no longer forgotten.';
 
--- Removes the given sessions (locked here in the given order, which the caller chooses) and the given
--- loose turns of other sessions, with everything derived from them, under one tombstone with the
--- selector. Sessions gone meanwhile (a concurrent forget) are not counted; when nothing is left to
+-- Locks sessions for a forget, in key order with each agent's session of remembered words last (a worker
+-- enriching one of an agent's sessions writes that one after its own), and returns those that still exist.
+create or replace function memory_internal._lock_sessions(tenant text, sessions bigint[]) returns bigint[]
+language plpgsql
+as $$
+declare
+    v_session bigint;
+    v_locked bigint [] := '{}';
+begin
+    for v_session in
+        select s.session_key from memory.sessions as s
+        where s.tenant_id = tenant and s.session_key = any(sessions)
+        order by s.session_id = 'remembered', s.session_key
+    loop
+        perform from memory.sessions as s where s.tenant_id = tenant and s.session_key = v_session for update;
+        if found then
+            v_locked := v_locked || v_session;
+        end if;
+    end loop;
+    return v_locked;
+end
+$$;
+
+comment on function memory_internal._lock_sessions(text, bigint[]) is
+'Internal: locks sessions in the order forgets take them (remembered words last); those that still exist.';
+
+-- Removes the given sessions and the given loose turns of other sessions, with everything derived from
+-- them, under one tombstone with the selector and the counts, plus the counts in also (what the caller
+-- removed besides). Sessions gone meanwhile (a concurrent forget) are not counted; when nothing is left to
 -- remove, nothing is written and null is returned.
 create or replace function memory_internal._forget_sessions(
-    tenant text, sessions bigint[], selector jsonb, turns bigint[] default '{}'
+    tenant text, sessions bigint[], selector jsonb, turns bigint[] default '{}', also jsonb default '{}'
 )
 returns memory.forgotten
 language plpgsql
 as $$
 declare
-    v_locked bigint [] := '{}';
+    v_locked bigint [] := memory_internal._lock_sessions(tenant, sessions);
     v_session bigint;
     v_agents text [];
     v_ids text [];
@@ -178,12 +204,6 @@ declare
     v_result memory.forgotten;
 begin
     v_result := row(0, 0, 0, 0, null)::memory.forgotten;
-    foreach v_session in array sessions loop
-        perform from memory.sessions as s where s.tenant_id = tenant and s.session_key = v_session for update;
-        if found then
-            v_locked := v_locked || v_session;
-        end if;
-    end loop;
     select array_agg(s.agent_id order by s.session_key), array_agg(s.session_id order by s.session_key)
     into v_agents, v_ids
     from memory.sessions as s where s.tenant_id = tenant and s.session_key = any(v_locked);
@@ -199,22 +219,54 @@ begin
         v_result.chunks_removed := v_result.chunks_removed + v_removed.chunks_removed;
         v_result.memories_removed := v_result.memories_removed + v_removed.memories_removed;
     end if;
-    if v_result.turns_removed = 0 and cardinality(v_locked) = 0 then
+    if v_result.turns_removed = 0 and cardinality(v_locked) = 0 and also = '{}' then
         return null;
     end if;
     v_result.sessions_removed := cardinality(v_locked);
     v_result.tombstone_id := memory_internal._bury(
         selector,
         jsonb_build_object('sessions', v_result.sessions_removed, 'turns', v_result.turns_removed,
-                           'chunks', v_result.chunks_removed, 'memories', v_result.memories_removed),
+                           'chunks', v_result.chunks_removed, 'memories', v_result.memories_removed) || also,
         coalesce(v_agents, '{}'), coalesce(v_ids, '{}')
     );
     return v_result;
 end
 $$;
 
-comment on function memory_internal._forget_sessions(text, bigint[], jsonb, bigint[]) is
-'Internal: removes sessions and what derives from them under one tombstone (memory.forget, forget_agent).';
+comment on function memory_internal._forget_sessions(text, bigint[], jsonb, bigint[], jsonb) is
+'Internal: removes sessions and loose turns and what derives from them under one tombstone (every forget).';
+
+-- Of locked sessions, removes the turns given: a session all of whose turns are given as a session (it
+-- stays forgotten), of the others those turns alone.
+create or replace function memory_internal._forget_said(
+    tenant text, sessions bigint[], turns bigint[], selector jsonb, also jsonb default '{}'
+) returns memory.forgotten
+language plpgsql
+as $$
+declare
+    v_whole bigint [] := array(
+        select s.session_key from memory.sessions as s
+        where s.tenant_id = tenant and s.session_key = any(sessions)
+            and not exists (
+                select from memory.turns as t
+                where t.tenant_id = tenant and t.session_key = s.session_key and not t.turn_key = any(turns)
+            )
+        order by s.session_id = 'remembered', s.session_key
+    );
+begin
+    return memory_internal._forget_sessions(
+        tenant, v_whole, selector,
+        array(
+            select t.turn_key from memory.turns as t
+            where t.tenant_id = tenant and t.turn_key = any(turns) and not t.session_key = any(v_whole)
+        ),
+        also
+    );
+end
+$$;
+
+comment on function memory_internal._forget_said(text, bigint[], bigint[], jsonb, jsonb) is
+'Internal: removes turns of locked sessions, whole sessions as sessions, under one tombstone.';
 
 create or replace function memory.forget(session_id text, agent_id text default null)
 returns setof memory.forgotten
@@ -302,53 +354,28 @@ language plpgsql
 as $$
 declare
     v_tenant text := memory.current_tenant();
-    v_session bigint;
-    v_locked bigint [] := '{}';
-    v_whole bigint [];
+    v_locked bigint [];
     v_result memory.forgotten;
 begin
     if forget_range.since is null or forget_range.until is null or forget_range.since >= forget_range.until then
         raise exception 'agent_memory: forget_range needs since before until, got % and %', forget_range.since,
             forget_range.until using errcode = 'invalid_parameter_value';
     end if;
-    -- The sessions with a turn in the range, locked in key order, the agents' sessions of remembered words
-    -- last (as forget_agent does); what is in the range is read again under the locks.
-    for v_session in
-        select s.session_key from memory.sessions as s
-        where s.tenant_id = v_tenant and (forget_range.agent_id is null or s.agent_id = forget_range.agent_id)
-            and exists (
-                select from memory.turns as t
-                where t.tenant_id = v_tenant and t.session_key = s.session_key
-                    and t.created_at >= forget_range.since and t.created_at < forget_range.until
-            )
-        order by s.session_id = 'remembered', s.session_key
-    loop
-        perform from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = v_session for update;
-        if found then
-            v_locked := v_locked || v_session;
-        end if;
-    end loop;
-    -- Sessions said wholly within the range are forgotten as sessions (and stay forgotten); of the others,
-    -- the turns in the range.
-    v_whole := array(
-        select s.session_key from memory.sessions as s
-        where s.tenant_id = v_tenant and s.session_key = any(v_locked)
-            and not exists (
-                select from memory.turns as t
-                where t.tenant_id = v_tenant and t.session_key = s.session_key
-                    and (t.created_at < forget_range.since or t.created_at >= forget_range.until)
-            )
-        order by s.session_key
-    );
-    v_result := memory_internal._forget_sessions(
-        v_tenant, v_whole,
-        jsonb_strip_nulls(jsonb_build_object('since', forget_range.since, 'until', forget_range.until,
-                                             'agent_id', forget_range.agent_id)),
+    -- The sessions with a turn in the range, locked; what is in the range is read again under the locks.
+    v_locked := memory_internal._lock_sessions(v_tenant, array(
+        select t.session_key from memory.turns as t
+        where t.tenant_id = v_tenant and (forget_range.agent_id is null or t.agent_id = forget_range.agent_id)
+            and t.created_at >= forget_range.since and t.created_at < forget_range.until
+    ));
+    v_result := memory_internal._forget_said(
+        v_tenant, v_locked,
         array(
             select t.turn_key from memory.turns as t
-            where t.tenant_id = v_tenant and t.session_key = any(v_locked) and t.session_key <> all(v_whole)
+            where t.tenant_id = v_tenant and t.session_key = any(v_locked)
                 and t.created_at >= forget_range.since and t.created_at < forget_range.until
-        )
+        ),
+        jsonb_strip_nulls(jsonb_build_object('since', forget_range.since, 'until', forget_range.until,
+                                             'agent_id', forget_range.agent_id))
     );
     if v_result is null then
         raise exception 'agent_memory: nothing in this tenant was said between % and %', forget_range.since,
@@ -364,6 +391,69 @@ comment on function memory.forget_range(timestamptz, timestamptz, text) is
 'allow_forgotten), and of the others the turns in the range with what derives from them; those sessions '
 'are queued to be summarized and indexed again from what is left. Leaves one tombstone. Returns what was '
 'removed (sessions_removed: the whole sessions) and the tombstone.';
+
+-- Everything about an entity: the turns that mention it (a session that is nothing else as a session),
+-- the memories about it (their subjects name it), and the entity with its aliases, states and edges.
+create or replace function memory.forget_entity(entity text, agent_id text default null)
+returns setof memory.forgotten
+language plpgsql
+as $$
+declare
+    v_tenant text := memory.current_tenant();
+    v_keys bigint [] := memory_internal._named_entities(forget_entity.entity, forget_entity.agent_id);
+    v_names text [] := array(
+        select n.name from memory.entities as e
+        cross join lateral unnest(e.normalized || e.aliases) as n (name)
+        where e.tenant_id = v_tenant and e.entity_key = any(v_keys)
+    );
+    v_locked bigint [];
+    v_turns bigint [];
+    v_entities integer;
+begin
+    -- The turns about it (mentions of it, the words of memories about it), read again under the locks of
+    -- their sessions.
+    v_locked := memory_internal._lock_sessions(v_tenant, array(
+        select t.session_key from memory_internal._turns_about(v_tenant, v_keys, v_names, null) as a
+        inner join memory.turns as t on t.tenant_id = v_tenant and t.turn_key = a.turn_key
+    ));
+    v_turns := array(select a.turn_key from memory_internal._turns_about(v_tenant, v_keys, v_names, v_locked) as a);
+    delete from memory.entities as e where e.tenant_id = v_tenant and e.entity_key = any(v_keys);
+    get diagnostics v_entities = row_count;
+    return next memory_internal._forget_said(
+        v_tenant, v_locked, v_turns,
+        jsonb_strip_nulls(jsonb_build_object('entity', forget_entity.entity, 'agent_id', forget_entity.agent_id)),
+        jsonb_build_object('entities', v_entities)
+    );
+end
+$$;
+
+comment on function memory.forget_entity(text, text) is
+'Removes everything about an entity (by name or alias; of one agent, or of every agent that has one of '
+'that name) in this tenant, in one transaction: every turn that mentions it with what derives from it (a '
+'session that is nothing else as memory.forget removes one: a later commit is refused unless '
+'allow_forgotten; the others are summarized and indexed again from what is left), the memories whose '
+'subjects name it, and the entity with its aliases, states and edges. Leaves one tombstone (counts '
+'entities too). Returns what was removed and the tombstone; an unknown entity is an error.';
+
+-- The turns about entities: those that mention one, and the words of memories whose subjects name one
+-- (of the sessions given, or of all).
+create or replace function memory_internal._turns_about(tenant text, keys bigint[], names text[], sessions bigint[])
+returns table (turn_key bigint)
+language sql
+stable
+as $$
+    select m.turn_key from memory.entity_mentions as m
+    inner join memory.turns as t on t.tenant_id = m.tenant_id and t.turn_key = m.turn_key
+    where m.tenant_id = tenant and m.entity_key = any(keys) and (sessions is null or t.session_key = any(sessions))
+    union
+    select m.turn_key from memory.memories as m
+    inner join memory.turns as t on t.tenant_id = m.tenant_id and t.turn_key = m.turn_key
+    where m.tenant_id = tenant and m.subjects && names and (sessions is null or t.session_key = any(sessions))
+$$;
+
+comment on function memory_internal._turns_about(text, bigint[], text[], bigint[]) is
+'Internal: the turns that mention the entities or carry the words of memories about them (of the sessions '
+'given, or of all).';
 
 create or replace function memory.export(agent_id text default null, session_id text default null)
 returns table (agent_id text, session_id text, session jsonb)

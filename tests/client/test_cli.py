@@ -228,6 +228,8 @@ def test_forget_and_its_errors(db, dsn):
     assert run("--dsn", dsn, "forget-agent", "helpdesk").returncode == 1
     empty = run("--dsn", dsn, "forget-range", "2000-01-01", "2000-01-02")
     assert empty.returncode == 1 and "nothing in this tenant was said between 2000-01-01" in empty.stderr
+    unknown = run("--dsn", dsn, "forget-entity", "Atlantis", "--agent", "helpdesk")
+    assert unknown.returncode == 1 and 'no entity "Atlantis" for agent "helpdesk"' in unknown.stderr
 
 
 def test_bad_input_is_one_clear_line_and_exit_1(dsn):

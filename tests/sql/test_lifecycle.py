@@ -313,3 +313,41 @@ def test_forget_range_removes_what_was_said_then_and_reindexes_what_is_left(db):
     db.rollback()
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="forget_range needs since before until"):
         db.execute("select memory.forget_range('2026-02-01', '2026-01-01')")
+
+
+def test_forget_entity_removes_what_mentions_it_the_memories_about_it_and_the_entity(db):
+    for session, said, agent in (
+        (
+            "infra",
+            ["Postgres runs on the new cluster in Frankfurt.", "Good, the cluster has three nodes now."],
+            "default",
+        ),
+        ("db-only", ["We upgraded PostgreSQL to 16 yesterday."], "default"),
+        ("theirs", ["Postgres is slow on my laptop."], "solo"),
+    ):
+        messages = [{"role": "user", "content": content} for content in said]
+        db.execute("select memory.commit(%s, %s, agent_id => %s, enrich => 'now')", (session, Json(messages), agent))
+    db.execute("select memory.remember('Backups of the main database run nightly.', subjects => array['Postgres'])")
+    db.execute("select memory.set_entity_state('postgres', 'version', '\"16\"')")
+
+    gone = db.execute("select * from memory.forget_entity('Postgres', agent_id => 'default')").fetchone()
+    assert gone[:4] == (2, 3, 3, 1)  # db-only and the remembered words whole; one turn of infra; the memory
+    left = db.execute(
+        "select s.agent_id, s.session_id, t.content from memory.turns as t join memory.sessions as s"
+        " using (tenant_id, session_key) order by 1, 2"
+    ).fetchall()
+    assert left == [("default", "infra", "Good, the cluster has three nodes now."), ("solo", "theirs", left[1][2])]
+    assert db.execute("select scope from memory.entities where normalized = 'postgresql'").fetchall() == [("solo",)]
+    assert db.execute("select count(*) from memory.entity_states").fetchone()[0] == 0
+    assert db.execute("select selector, removed from memory.tombstones").fetchone() == (
+        {"entity": "Postgres", "agent_id": "default"},
+        {"sessions": 2, "turns": 3, "chunks": 3, "memories": 1, "entities": 1},
+    )
+    db.commit()
+    with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState, match="session db-only of agent default"):
+        db.execute("select memory.commit('db-only', %s)", (Json([{"role": "user", "content": "again"}]),))
+    db.rollback()
+    with pytest.raises(psycopg.errors.NoDataFound, match='no entity "postgres" for agent "default"'):
+        db.execute("select memory.forget_entity('postgres', agent_id => 'default')")
+    db.rollback()
+    assert db.execute("select count(*) from memory.tombstones").fetchone()[0] == 1  # nothing half-written

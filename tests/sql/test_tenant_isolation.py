@@ -138,6 +138,7 @@ def writes(turn: int, memory: int) -> list[tuple[str, tuple]]:
         ("select * from memory.feedback(%s, false)", (turn,)),
         ("select * from memory.feedback(%s, true)", (turn,)),
         ("select * from memory.forget('plans')", ()),
+        ("select * from memory.forget_entity('globex')", ()),
         ("select * from memory.retract(%s)", (memory,)),
         ("select * from memory.resolve(%s)", (memory,)),
         ("select * from memory.approve(%s)", (memory,)),
