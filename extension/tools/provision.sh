@@ -10,7 +10,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 pg_major=15
 pg_config=/usr/lib/postgresql/$pg_major/bin/pg_config
 pgvector_version=0.8
+# prometheus-postgres-exporter: the metrics test scrapes docs/prometheus-queries.yaml through it.
 debs=(postgresql-$pg_major postgresql-server-dev-$pg_major postgresql-plpython3-$pg_major postgresql-$pg_major-cron
+      prometheus-postgres-exporter
       dpkg-dev make gcc python3-pip python3-venv ca-certificates)
 venv=$root/.venv
 cache=$root/.cache

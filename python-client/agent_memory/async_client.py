@@ -175,6 +175,10 @@ class AsyncMemory:
         """See Memory.stats."""
         return await self._run(calls.stats(agent_id))
 
+    async def metrics(self) -> list[results.Metric]:
+        """See Memory.metrics."""
+        return await self._run(calls.metrics())
+
     async def export(
         self, *, agent_id: str | None = None, session_id: str | None = None
     ) -> list[results.ExportedSession]:

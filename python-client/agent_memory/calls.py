@@ -244,6 +244,11 @@ def stats(agent_id: str | None) -> Call[list[results.AgentStats]]:
     return function("stats", _all(results.AgentStats), agent_id=agent_id)
 
 
+def metrics() -> Call[list[results.Metric]]:
+    statement = sql.Composed([sql.SQL("select * from memory.metrics order by tenant_id, metric, label")])
+    return Call(statement, {}, _all(results.Metric))
+
+
 def reindex(agent_id: str | None, session_id: str | None) -> Call[results.Reindexed]:
     return function("reindex", _one(results.Reindexed), agent_id=agent_id, session_id=session_id)
 

@@ -15,7 +15,7 @@ from typing import Any, get_args
 import psycopg
 from psycopg import sql
 
-from agent_memory import hooks, importers
+from agent_memory import hooks, importers, watch
 from agent_memory.calls import Kind
 from agent_memory.client import Memory
 from agent_memory.errors import AgentMemoryError, ForgottenSession, InvalidInput
@@ -268,6 +268,8 @@ def cmd_bootstrap(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    if args.watch is not None:
+        return _watch(args)
     with _memory(args) as memory:
         rows = memory.stats(args.agent)
     if args.json:
@@ -275,6 +277,33 @@ def cmd_stats(args: argparse.Namespace) -> int:
     else:
         counts = ["sessions", "turns", "chunks", "embedded_chunks", "summaries", "remembered", "feedback"]
         print_table(rows, ["agent_id", *counts, "pending_jobs", "dead_jobs", "last_turn_at"])
+    return 0
+
+
+def _watch(args: argparse.Namespace) -> int:
+    """memory.metrics every --watch seconds (--count times, else until interrupted): per tenant, what
+    changed since the last reading; with --json, one JSON object a reading."""
+    if args.watch <= 0 or (args.count is not None and args.count < 1):
+        raise InvalidInput("--watch needs a positive number of seconds and --count at least 1")
+    previous, taken = None, None
+    readings = 0
+    with _memory(args) as memory:
+        while args.count is None or readings < args.count:
+            if readings:
+                time.sleep(args.watch)
+            metrics, now = memory.metrics(), time.monotonic()
+            at = datetime.now().astimezone().isoformat(timespec="seconds")
+            if args.json:
+                print(json.dumps({"at": at, "metrics": plain(metrics)}))  # one line a reading
+            else:
+                current = watch.reading(metrics)
+                print(at)
+                for line in watch.report(previous, current, now - taken if taken else 0.0) or ["no metrics yet"]:
+                    print(line)
+                previous = current
+            taken = now
+            readings += 1
+            sys.stdout.flush()
     return 0
 
 
@@ -611,6 +640,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     stats = command("stats", cmd_stats, "sessions, turns, vectors and pending jobs per agent")
     stats.add_argument("--agent", help="one agent")
+    stats.add_argument(
+        "--watch",
+        type=float,
+        nargs="?",
+        const=2.0,
+        metavar="SECONDS",
+        help="show memory.metrics every SECONDS (default 2): recalls, latency, commits, the queue, the tiers",
+    )
+    stats.add_argument("--count", type=int, help="with --watch: stop after this many readings")
 
     forget = command("forget", cmd_forget, "remove a session and everything derived from it, leaving a tombstone")
     forget.add_argument("session_id")

@@ -237,6 +237,11 @@ class Memory:
         """Per agent: sessions, turns, chunks, vectors, summaries, feedback, pending jobs (memory.stats)."""
         return self._run(calls.stats(agent_id))
 
+    def metrics(self) -> list[results.Metric]:
+        """Counters and gauges of this tenant (every tenant's for memory_admin): recalls and their latency
+        histogram, commits, turns, feedback, the queue, the tiers (memory.metrics)."""
+        return self._run(calls.metrics())
+
     def export(self, *, agent_id: str | None = None, session_id: str | None = None) -> list[results.ExportedSession]:
         """Sessions in the shape commit takes (memory.export)."""
         return self._run(calls.export(agent_id, session_id))

@@ -296,6 +296,17 @@ class AgentStats:
 
 
 @dataclass(frozen=True)
+class Metric:
+    """memory.metrics: one counter or gauge of a tenant (label: the value of its one label, or '')."""
+
+    tenant_id: str
+    metric: str
+    label: str
+    value: float
+    kind: Literal["counter", "gauge"]
+
+
+@dataclass(frozen=True)
 class Health:
     """memory.health: versions, the embedder, and the first problem found (None when all is well)."""
 

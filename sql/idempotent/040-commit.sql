@@ -338,6 +338,7 @@ begin
         perform memory_internal._enrich_session(v_tenant, v_session);
     end if;
 
+    perform memory_internal._count(v_tenant, array['commits', 'turns_committed'], array['', ''], array[1, v_added]);
     return query select v_session, v_created, v_added, v_job, v_partial;
 end
 $$;

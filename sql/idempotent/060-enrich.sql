@@ -121,6 +121,10 @@ begin
         perform memory_internal._extract_memories(tenant, session, v_turns, v_settings, v_proposed);
     end if;
 
+    perform memory_internal._count(tenant, array['turns_indexed'], array[''], array[(
+        select count(distinct k.turn_key) from unnest(v_chunk_keys) as k (turn_key)
+    )]);
+
     -- Chunks: keep unchanged ones, replace changed ones, drop those the settings no longer produce.
     delete from memory.chunks as c
     where c.tenant_id = tenant and c.session_key = session

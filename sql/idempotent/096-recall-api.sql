@@ -83,6 +83,7 @@ as $$
 #variable_conflict use_column
 declare
     v_tenant text := memory.current_tenant();
+    v_started timestamptz := pg_catalog.clock_timestamp();
     v_turns bigint [];
     v_sessions bigint [];
     v_scores double precision [];
@@ -145,6 +146,10 @@ begin
         and current_setting('transaction_read_only') = 'off' then
         perform memory_internal._mark_used(v_tenant, v_sessions, v_turns);
     end if;
+    perform memory_internal._count_recall(
+        v_tenant, extract(epoch from pg_catalog.clock_timestamp() - v_started),
+        coalesce(jsonb_array_length(v_components[1] -> 'degraded') > 0, false)
+    );
 end
 $$;
 

@@ -140,6 +140,7 @@ begin
         end if;
     end if;
 
+    perform memory_internal._count(v_tenant, array['feedback'], array[v_verdict], array[1]);
     -- Helpful: what was judged is in use, back to hot.
     if v_counted and v_verdict = 'helpful' then
         perform memory_internal._mark_used(v_tenant, array[coalesce(v_session, (

@@ -157,6 +157,7 @@ declare
     v_tiers jsonb := '{}';
     v_tenant text;
     v_moved jsonb;
+    v_folded bigint;
 begin
     if not memory_internal._administers() then
         raise exception 'agent_memory: memory.maintain() is for memory_admin (it works on every tenant)'
@@ -179,6 +180,7 @@ begin
 
     v_models := memory_internal._retire_models();
     v_graph := memory_internal._join_graphs();
+    v_folded := memory_internal._fold_metric_counts();
     for v_tenant in select distinct s.tenant_id from memory.sessions as s order by s.tenant_id loop
         v_moved := memory_internal._move_tiers(v_tenant, pg_catalog.now());
         if v_moved <> '{"to_warm": 0, "to_cold": 0}' then
@@ -188,7 +190,8 @@ begin
 
     insert into memory.maintenance_runs (started_at, finished_at, status, actions)
     values (v_started, pg_catalog.clock_timestamp(), 'done',
-            jsonb_build_object('jobs_deleted', v_jobs, 'graph_joined', v_graph, 'tiers_moved', v_tiers) || v_models);
+            jsonb_build_object('jobs_deleted', v_jobs, 'graph_joined', v_graph, 'tiers_moved', v_tiers,
+                               'metric_rows_folded', v_folded) || v_models);
 end
 $$;
 
@@ -197,6 +200,6 @@ comment on procedure memory.maintain () is
 'retires embedding models no configuration uses and drops their vectors after model_retire_grace_hours, '
 'puts the earlier vectors of tenants grown past exact_search_max_chunks into the HNSW graphs, moves each '
 'tenant''s sessions and memories down a tier as their importance decays and agents'' tiers fill '
-'(memory.tier_moves shows what it would move). '
+'(memory.tier_moves shows what it would move), folds the metric counters of ended backends. '
 'One run at a time (a concurrent call is recorded as skipped); each run is recorded in '
 'memory.maintenance_runs. Schedule it with pg_cron.';

@@ -356,3 +356,23 @@ def test_reindex_queues_the_sessions_in_scope_for_the_worker(db, dsn):
     every = run("--dsn", dsn, "reindex", "--json")
     assert json.loads(every.stdout) == {"sessions": 2, "jobs": 1}  # support-17 is queued already
     assert db.execute("select count(*) from memory.jobs where status = 'queued'").fetchone()[0] == 2
+
+
+def test_stats_watch_reads_the_metrics_again_and_tells_what_changed(dsn):
+    messages = json.dumps([{"role": "user", "content": "We moved the auth service to Postgres last week."}])
+    commit = [CLI, "--dsn", dsn, "commit", "chat-1", "-", "--enrich", "now"]
+    subprocess.run(commit, input=messages, text=True, check=True)
+    run("--dsn", dsn, "recall", "auth service")
+    watched = run("--dsn", dsn, "stats", "--watch", "0.1", "--count", "2")
+    lines = watched.stdout.splitlines()
+    assert len(lines) == 6, watched.stdout  # a time and two lines per reading
+    assert lines[1].startswith("default: recalls 1 (+1; p50 <= ")
+    assert lines[4].startswith("default: recalls 1 (+0, 0.0/s; p50 -, p95 -; 0 degraded) | commits 1, turns 1")
+    assert "sessions 1 hot" in lines[5]
+    as_json = [
+        json.loads(line)
+        for line in run("--dsn", dsn, "--json", "stats", "--watch", "0.1", "--count", "1").stdout.splitlines()
+    ]
+    assert {m["metric"] for m in as_json[0]["metrics"]} >= {"recalls", "commits", "sessions"}
+    refused = run("--dsn", dsn, "stats", "--watch", "0")
+    assert refused.returncode == 1 and "--watch needs a positive number of seconds" in refused.stderr

@@ -35,7 +35,13 @@ def test_maintain_deletes_old_finished_jobs_and_keeps_the_rest(db):
     )
     db.execute("call memory.maintain()")
     assert db.execute("select status from memory.jobs order by job_id").fetchall() == [("done",), ("dead",)]
-    nothing_else = {"graph_joined": {}, "tiers_moved": {}, "models_retired": [], "vectors_dropped": {}}
+    nothing_else = {
+        "graph_joined": {},
+        "tiers_moved": {},
+        "metric_rows_folded": 0,
+        "models_retired": [],
+        "vectors_dropped": {},
+    }
     assert runs(db) == [("done", {"jobs_deleted": 1, **nothing_else})]
     db.execute("call memory.maintain()")
     assert runs(db)[-1] == ("done", {"jobs_deleted": 0, **nothing_else})

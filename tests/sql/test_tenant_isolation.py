@@ -34,6 +34,7 @@ TENANT_TABLES = [
     "memory_merges",
     "tombstones",
     "forgotten_sessions",
+    "metric_counts",
 ]
 
 
@@ -105,6 +106,7 @@ def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
         ("select * from memory.feedback_summary", ()),
         ("select * from memory.memory_items", ()),
         ("select * from memory.tier_items", ()),
+        ("select * from memory.metrics", ()),
         ("select * from memory.tier_moves(now() + interval '1000 days')", ()),
         ("select * from memory.rules_and_preferences", ()),
         ("select * from memory.memories(search => 'tea', status => 'active')", ()),
@@ -148,6 +150,7 @@ def writes(turn: int, memory: int) -> list[tuple[str, tuple]]:
         ("update memory.memory_merges set content = 'owned' where tenant_id = 'globex'", ()),
         ("update memory.memories set status = 'retracted' where tenant_id = 'globex'", ()),
         ("update memory.sessions set tier = 'cold' where tenant_id = 'globex'", ()),
+        ("update memory.metric_counts set value = 1e9 where tenant_id = 'globex'", ()),
         ("select memory_internal._move_tiers('globex', now() + interval '1000 days')", ()),
         ("delete from memory.forgotten_sessions where tenant_id = 'globex'", ()),
         ("insert into memory.tombstones (tenant_id, selector, removed) values ('globex', '{}', '{}')", ()),
