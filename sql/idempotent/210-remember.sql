@@ -44,6 +44,21 @@ $$;
 comment on function memory_internal._memory_canonical(text, text[], text) is
 'Internal: the hash that makes a repeated claim (same kind, subjects and normalized words) one memory.';
 
+-- The turn of an agent's session 'remembered' with this message id, or null.
+create or replace function memory_internal._remembered_turn(agent_id text, message_id text) returns bigint
+language sql
+stable
+as $$
+    select t.turn_key
+    from memory.turns as t
+    inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
+    where s.tenant_id = memory.current_tenant() and s.agent_id = _remembered_turn.agent_id
+        and s.session_id = 'remembered' and t.message_id = _remembered_turn.message_id
+$$;
+
+comment on function memory_internal._remembered_turn(text, text) is
+'Internal: the turn of an agent''s session ''remembered'' with a message id, or null.';
+
 -- The turn that carries a memory's words: committed to the agent's session 'remembered', its id the hash
 -- of the text (the same text is one turn). A failed enrichment (an endpoint down) leaves the turn queued.
 create or replace function memory_internal._memory_turn(
@@ -57,7 +72,13 @@ declare
     v_messages jsonb := jsonb_build_array(jsonb_build_object(
         'role', 'user', 'content', content, 'id', v_id, 'metadata', metadata || jsonb_build_object('kind', kind)
     ));
+    v_turn bigint;
 begin
+    -- Words remembered before are that turn, and the session is left as it is.
+    v_turn := memory_internal._remembered_turn(agent_id, v_id);
+    if v_turn is not null then
+        return v_turn;
+    end if;
     begin
         -- Remembering is the caller saying so: the session comes back even after a forget.
         perform from memory.commit('remembered', v_messages::json, agent_id => agent_id, source => 'remember',
@@ -70,13 +91,7 @@ begin
         perform from memory.commit('remembered', v_messages::json, agent_id => agent_id, source => 'remember',
                                    enrich => 'queue', allow_forgotten => true);
     end;
-    return (
-        select t.turn_key
-        from memory.turns as t
-        inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
-        where s.tenant_id = memory.current_tenant() and s.agent_id = _memory_turn.agent_id
-            and s.session_id = 'remembered' and t.message_id = v_id
-    );
+    return memory_internal._remembered_turn(agent_id, v_id);
 end
 $$;
 
