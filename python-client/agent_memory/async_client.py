@@ -3,7 +3,7 @@ same rules for the connection and for agent_id (see agent_memory.client)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any, TypeVar, Unpack
@@ -92,6 +92,14 @@ class AsyncMemory:
             await cursor.execute(call.statement, call.params)
             rows = await cursor.fetchall()
         return call.result(rows)
+
+    async def _run_in_one_transaction(self, steps: Iterable[calls.Call[T]]) -> list[T]:
+        done = []
+        async with self._connection(False) as conn, conn.cursor(row_factory=dict_row) as cursor:
+            for step in steps:
+                await cursor.execute(step.statement, step.params)
+                done.append(step.result(await cursor.fetchall()))
+        return done
 
     async def commit(
         self, session_id: str, messages: Sequence[Message], **options: Unpack[calls.CommitOptions]
@@ -184,6 +192,23 @@ class AsyncMemory:
     ) -> list[results.ExportedSession]:
         """See Memory.export."""
         return await self._run(calls.export(agent_id, session_id))
+
+    async def export_tenant(self, *, agent_id: str | None = None) -> list[results.ExportRecord]:
+        """See Memory.export_tenant."""
+        return await self._run(calls.export_tenant(agent_id))
+
+    async def import_tenant(
+        self,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        allow_forgotten: bool | None = None,
+        batch_size: int = 500,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> list[results.Imported]:
+        """See Memory.import_tenant."""
+        return calls.imported_totals(
+            await self._run_in_one_transaction(calls.import_tenant(records, allow_forgotten, batch_size, on_batch))
+        )
 
     async def reindex(self, *, agent_id: str | None = None, session_id: str | None = None) -> results.Reindexed:
         """See Memory.reindex."""

@@ -7,7 +7,7 @@ None are not passed at all, so the database's own defaults (and settings) apply,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Literal, TypeAlias, TypedDict, TypeVar, cast
@@ -259,6 +259,52 @@ def _sessions(rows: Rows) -> list[results.ExportedSession]:
 
 def export(agent_id: str | None, session_id: str | None) -> Call[list[results.ExportedSession]]:
     return function("export", _sessions, agent_id=agent_id, session_id=session_id)
+
+
+def export_tenant(agent_id: str | None) -> Call[list[results.ExportRecord]]:
+    return function(
+        "export_tenant",
+        lambda rows: [cast(results.ExportRecord, row["export_tenant"]) for row in rows],
+        agent_id=agent_id,
+    )
+
+
+def import_tenant(
+    records: Iterable[Mapping[str, Any]],
+    allow_forgotten: bool | None,
+    batch_size: int,
+    on_batch: Callable[[int], None] | None,
+) -> Iterator[Call[list[results.Imported]]]:
+    """One memory.import_tenant call per batch of records (run them in one transaction: memories are mapped
+    to their new ids there); on_batch hears how many records each batch sent."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    batch: list[Mapping[str, Any]] = []
+    for record in [*records, None]:
+        if record is not None:
+            batch.append(record)
+        if batch and (record is None or len(batch) == batch_size):
+            yield function(
+                "import_tenant", _all(results.Imported), records=Jsonb(batch), allow_forgotten=allow_forgotten
+            )
+            if on_batch is not None:
+                on_batch(len(batch))
+            batch = []
+
+
+def imported_totals(batches: Iterable[list[results.Imported]]) -> list[results.Imported]:
+    """The counts of several import_tenant calls added up per record type, in the order first seen."""
+    totals: dict[str, results.Imported] = {}
+    for counts in batches:
+        for count in counts:
+            seen = totals.get(count.record_type, results.Imported(count.record_type, 0, 0, 0))
+            totals[count.record_type] = results.Imported(
+                count.record_type,
+                seen.imported + count.imported,
+                seen.unchanged + count.unchanged,
+                seen.forgotten + count.forgotten,
+            )
+    return list(totals.values())
 
 
 def entities(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -389,24 +390,78 @@ def cmd_entity(args: argparse.Namespace) -> int:
     return 0
 
 
+RECORD_NAMES = {
+    "session": "sessions",
+    "memory": "memories",
+    "memory_merge": "merges",
+    "entity": "entities",
+    "entity_state": "entity states",
+    "feedback": "feedback",
+}
+
+
 def cmd_export(args: argparse.Namespace) -> int:
-    """Writes sessions as JSON lines, the format `agent-memory import jsonl` reads back."""
+    """Writes the tenant's memory as export records (one session alone: in the shape commit takes), JSON
+    lines that `agent-memory import jsonl` reads back; gzipped when the file name ends in .gz."""
     with _memory(args) as memory:
-        sessions = memory.export(agent_id=args.agent, session_id=args.session)
-    out = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
+        if args.session:
+            lines: list[Any] = memory.export(agent_id=args.agent, session_id=args.session)
+        else:
+            lines = memory.export_tenant(agent_id=args.agent)
+    out = sys.stdout if args.output == "-" else importers.open_for_writing(args.output)
     try:
-        for session in sessions:
-            out.write(json.dumps(session, ensure_ascii=False) + "\n")
+        for line in lines:
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
     finally:
         if out is not sys.stdout:
             out.close()
-    print(f"exported {len(sessions)} sessions", file=sys.stderr)
+    if args.session:
+        print(f"exported {len(lines)} sessions", file=sys.stderr)
+    else:
+        kinds = [line.get("record") for line in lines]
+        counts = ", ".join(f"{kinds.count(kind)} {name}" for kind, name in RECORD_NAMES.items())
+        print(f"exported {counts}", file=sys.stderr)
+    return 0
+
+
+def _import_records(args: argparse.Namespace, paths: list[Path]) -> int:
+    """Export records through memory.import_tenant, all in one transaction: all or nothing."""
+    read = importers.read_records(paths)
+    for problem in read.problems:
+        print(f"agent-memory: {problem}", file=sys.stderr)
+    if read.problems:
+        print("nothing imported", file=sys.stderr)
+        return 1
+    progress = Progress("import", len(read.records), "records")
+    try:
+        with _memory(args) as memory:
+            counts = memory.import_tenant(
+                read.records, allow_forgotten=args.allow_forgotten or None, on_batch=progress.advance
+            )
+    except AgentMemoryError as exc:
+        match = re.match(r"(?:agent_memory: )?import record (\d+) (.*)", str(exc), re.DOTALL)
+        where = read.origin(int(match[1]) - 1) if match else None
+        if match is None or where is None:
+            raise
+        raise importers.ImportProblem(where.path, where.line, f"record {match[2]} (nothing imported)") from exc
+    progress.finish()
+    if args.json:
+        print_json(counts)
+    else:
+        for count in counts:
+            name = RECORD_NAMES.get(count.record_type, count.record_type)
+            forgotten = f", {count.forgotten} forgotten (left out)" if count.forgotten else ""
+            print(f"{name}: {count.imported} imported, {count.unchanged} here already{forgotten}")
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    """Reads every input first; commits session by session (a re-run skips what is stored)."""
-    read = importers.read(args.format, [Path(path) for path in args.paths])
+    """Reads every input first; commits session by session (a re-run skips what is stored). Files of
+    export records go through memory.import_tenant instead."""
+    paths = [Path(path) for path in args.paths]
+    if args.format == "jsonl" and any(path.is_file() and importers.is_export(path) for path in paths):
+        return _import_records(args, paths)
+    read = importers.read(args.format, paths)
     for problem in read.problems:
         print(f"agent-memory: {problem}", file=sys.stderr)
     if read.problems and not args.skip_invalid:
@@ -686,14 +741,26 @@ def build_parser() -> argparse.ArgumentParser:
     entity.add_argument("--attribute", help="one attribute")
     entity.add_argument("--agent", help="one agent's entity (default: every agent of the tenant)")
 
-    export = command("export", cmd_export, "write sessions as JSON lines (importable with: import jsonl)")
+    export = command(
+        "export",
+        cmd_export,
+        "write the tenant's memory as JSON lines (importable with: import jsonl)",
+        "Sessions with their trust, tiers and summaries, curated memories with their history, entities and their"
+        " states, feedback. With --session, that session alone in the shape commit takes.",
+    )
     export.add_argument("--agent", help="one agent")
     export.add_argument("--session", help="one session")
-    export.add_argument("-o", "--output", default="-", help="file to write (default: stdout)")
+    export.add_argument(
+        "-o", "--output", default="-", help="file to write, gzipped if it ends in .gz (default: stdout)"
+    )
 
     imports = command("import", cmd_import, "import conversation logs (re-importing adds nothing)")
     imports.add_argument("format", choices=importers.FORMATS)
-    imports.add_argument("paths", nargs="+", help="files: .jsonl, conversations.json, Claude Code <session>.jsonl")
+    imports.add_argument(
+        "paths",
+        nargs="+",
+        help="files: .jsonl (an export or archive too), conversations.json, Claude Code <session>.jsonl; or gzipped",
+    )
     imports.add_argument("--agent", help="agent id for sessions that name none (default: 'default')")
     imports.add_argument("--enrich", choices=["queue", "now", "none"], help="enrichment (default: setting enrich)")
     imports.add_argument(

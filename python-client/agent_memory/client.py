@@ -21,7 +21,7 @@ data (commit, remember, set_entity_state, merge_entities) write to agent "defaul
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TypeVar, Unpack
@@ -146,6 +146,10 @@ class Memory:
             rows = cursor.execute(call.statement, call.params).fetchall()
         return call.result(rows)
 
+    def _run_in_one_transaction(self, steps: Iterable[calls.Call[T]]) -> list[T]:
+        with self._connection(False) as conn, conn.cursor(row_factory=dict_row) as cursor:
+            return [step.result(cursor.execute(step.statement, step.params).fetchall()) for step in steps]
+
     def commit(
         self, session_id: str, messages: Sequence[Message], **options: Unpack[calls.CommitOptions]
     ) -> results.Committed:
@@ -245,6 +249,26 @@ class Memory:
     def export(self, *, agent_id: str | None = None, session_id: str | None = None) -> list[results.ExportedSession]:
         """Sessions in the shape commit takes (memory.export)."""
         return self._run(calls.export(agent_id, session_id))
+
+    def export_tenant(self, *, agent_id: str | None = None) -> list[results.ExportRecord]:
+        """The whole memory of the tenant (or one agent) as records: sessions with their state, memories,
+        merges, entities, entity states, feedback (memory.export_tenant). import_tenant takes them back."""
+        return self._run(calls.export_tenant(agent_id))
+
+    def import_tenant(
+        self,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        allow_forgotten: bool | None = None,
+        batch_size: int = 500,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> list[results.Imported]:
+        """Stores export records in this tenant, all or nothing: batch_size records per memory.import_tenant
+        call, every call in one transaction; on_batch hears each batch's size. Sessions are queued for
+        enrichment. What is here already is left as it is."""
+        return calls.imported_totals(
+            self._run_in_one_transaction(calls.import_tenant(records, allow_forgotten, batch_size, on_batch))
+        )
 
     def reindex(self, *, agent_id: str | None = None, session_id: str | None = None) -> results.Reindexed:
         """Queues re-enrichment of the sessions in scope, after index settings changed (memory.reindex)."""

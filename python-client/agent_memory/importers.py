@@ -1,5 +1,7 @@
 """Readers of conversation logs into sessions for memory.commit: generic JSONL, a ChatGPT export
-(conversations.json) and Claude Code session logs (one JSONL file per session).
+(conversations.json) and Claude Code session logs (one JSONL file per session); and of the records of
+memory.export_tenant (`agent-memory export`, retention archives) for memory.import_tenant. Any of them may
+be gzipped.
 
 Every reader checks its whole input before anything is stored: a malformed line or conversation is an
 ImportProblem naming the file and line (or conversation), and a file in another format is named once with
@@ -9,13 +11,14 @@ skip_invalid) each message the database refuses, named by its file and line.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from agent_memory.errors import InvalidInput
 
@@ -109,10 +112,30 @@ def _not_utf8(data: bytes, exc: UnicodeDecodeError) -> str:
     return f"not UTF-8 text (byte {data[exc.start]:#04x})"
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def open_bytes(path: Path) -> IO[bytes]:
+    """A file to read, gunzipped as it is read when it is a gzip file (whatever its name)."""
+    with path.open("rb") as probe:
+        gzipped = probe.read(2) == GZIP_MAGIC
+    if gzipped:
+        return cast(IO[bytes], gzip.open(path, "rb"))
+    return path.open("rb")
+
+
+def open_for_writing(path: str) -> IO[str]:
+    """A UTF-8 text file to write, gzipped when its name ends in .gz."""
+    if path.endswith(".gz"):
+        return gzip.open(path, "wt", encoding="utf-8")
+    return open(path, "w", encoding="utf-8")
+
+
 def read_text(path: Path) -> str:
     """A whole UTF-8 file; an ImportProblem naming it (and the line of a bad byte) when it cannot be read."""
     try:
-        data = path.read_bytes()
+        with open_bytes(path) as file:
+            data = file.read()
     except OSError as exc:
         raise Unreadable(str(path), 0, os_reason(exc)) from exc
     try:
@@ -131,7 +154,7 @@ def parse_json(text: str, where: str, line: int = 0) -> Any:
 
 def _json_objects(path: Path, problems: list[ImportProblem]) -> Iterator[tuple[int, dict[str, Any]]]:
     """The JSON objects of a JSON-lines file with their line numbers; other lines go to problems."""
-    with path.open("rb") as lines:
+    with open_bytes(path) as lines:
         for number, raw in enumerate(lines, start=1):
             try:
                 line = raw.decode("utf-8")
@@ -196,6 +219,42 @@ def read_jsonl(paths: Iterable[Path]) -> Read:
                 message, Origin(str(path), number)
             )
     return Read(list(sessions.values()), problems)
+
+
+def is_export(path: Path) -> bool:
+    """Whether a JSON-lines file holds export records (its first line has "record"), as `agent-memory export`
+    and retention archives write them."""
+    with open_bytes(path) as file:
+        for raw in file:
+            if raw.strip():
+                try:
+                    first = json.loads(raw)
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    return False
+                return isinstance(first, dict) and "record" in first
+    return False
+
+
+@dataclass
+class Records:
+    """The export records of some files, where each was read (file, line), and the lines that are not records."""
+
+    records: list[dict[str, Any]]
+    origins: list[Origin]
+    problems: list[ImportProblem]
+
+    def origin(self, index: int) -> Origin | None:
+        return self.origins[index] if 0 <= index < len(self.origins) else None
+
+
+def read_records(paths: Iterable[Path]) -> Records:
+    """Every JSON-object line of the files, in order, for memory.import_tenant (which checks each record)."""
+    read = Records([], [], [])
+    for path in paths:
+        for number, record in _json_objects(path, read.problems):
+            read.records.append(record)
+            read.origins.append(Origin(str(path), number))
+    return read
 
 
 def _chatgpt_text(content: Any) -> str:
@@ -345,7 +404,7 @@ def sniff(path: Path) -> str | None:
     """The format a file looks like from its start, None when it is not clear: a JSON array is a ChatGPT
     export; the first JSON-object line with "session_id" is JSON lines, one with "sessionId" or with "type"
     and "message" a Claude Code transcript."""
-    with path.open("rb") as file:
+    with open_bytes(path) as file:
         head = file.read(SNIFF_BYTES).decode("utf-8", errors="replace")
     if head.lstrip().startswith("["):
         return "chatgpt"

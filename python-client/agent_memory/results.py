@@ -277,6 +277,21 @@ class ExportedSession(TypedDict):
     messages: list[ExportedMessage]
 
 
+# One record of memory.export_tenant: {"record": "header" | "session" | "memory" | "memory_merge" | "entity" |
+# "entity_state" | "feedback", ...}; a session record is also what memory.commit takes.
+ExportRecord: TypeAlias = dict[str, JsonValue]
+
+
+@dataclass(frozen=True)
+class Imported:
+    """memory.import_tenant, per record type: how many were stored, were here already, were forgotten."""
+
+    record_type: str
+    imported: int
+    unchanged: int
+    forgotten: int
+
+
 @dataclass(frozen=True)
 class AgentStats:
     """memory.stats: one agent's memory and enrichment progress."""

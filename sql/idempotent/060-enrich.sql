@@ -43,6 +43,19 @@ $$;
 comment on function memory_internal._summarize_turns(jsonb, jsonb) is
 'Internal: a session summary with decisions and open loops, extractive or from the llm endpoint.';
 
+-- What a session's summary is made from: a hash of its turns' contents in order. A summary made from the
+-- same turns is not made again.
+create or replace function memory_internal._session_source_sha256(tenant text, session bigint) returns bytea
+language sql
+stable
+as $$
+    select sha256(convert_to(coalesce(string_agg(encode(t.content_sha256, 'hex'), ',' order by t.position), ''), 'UTF8'))
+    from memory.turns as t where t.tenant_id = tenant and t.session_key = session
+$$;
+
+comment on function memory_internal._session_source_sha256(text, bigint) is
+'Internal: the hash of a session''s turns that its summary records (summaries.source_sha256).';
+
 create or replace function memory_internal._enrich_session(tenant text, session bigint) returns void
 language plpgsql
 as $$
@@ -71,10 +84,10 @@ begin
     select coalesce(jsonb_agg(jsonb_build_object(
                 'turn_key', t.turn_key, 'role', t.role, 'name', t.name, 'content', t.content,
                 'tool_calls', t.tool_calls, 'entities', t.metadata -> 'entities')
-                order by t.position), '[]'),
-           sha256(convert_to(coalesce(string_agg(encode(t.content_sha256, 'hex'), ',' order by t.position), ''), 'UTF8'))
-    into v_turns, v_source
+                order by t.position), '[]')
+    into v_turns
     from memory.turns as t where t.tenant_id = tenant and t.session_key = session;
+    v_source := memory_internal._session_source_sha256(tenant, session);
 
     select * into v_model from memory_internal._embedding_model(v_settings);
     if v_model is not null then

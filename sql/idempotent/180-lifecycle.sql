@@ -1,10 +1,9 @@
--- Forgetting and exporting sessions. forget() removes a session, forget_agent() all of an agent's, and
+-- Forgetting sessions. forget() removes a session, forget_agent() all of an agent's, and
 -- forget_range() what was said in a time range, with everything
 -- derived from them (turns, chunks, vectors, summaries, jobs, feedback, the memories extracted from them
 -- alone; full-text statistics, speakers and entities follow) in one transaction, and leaves a tombstone:
 -- what was forgotten, when, by whom and how much, never the content. A forgotten session is not stored
 -- again by a later commit or import unless the caller says so (commit's allow_forgotten).
--- export() gives sessions back in the shape memory.commit takes, so an export re-imports idempotently.
 
 -- Turns and everything derived from them; the caller holds their sessions' row locks. Memories extracted
 -- from these turns alone go with them, and so do the turns that carry their words (unless another memory
@@ -454,37 +453,3 @@ $$;
 comment on function memory_internal._turns_about(text, bigint[], text[], bigint[]) is
 'Internal: the turns that mention the entities or carry the words of memories about them (of the sessions '
 'given, or of all).';
-
-create or replace function memory.export(agent_id text default null, session_id text default null)
-returns table (agent_id text, session_id text, session jsonb)
-language sql
-stable
-as $$
-    select s.agent_id, s.session_id,
-           jsonb_strip_nulls(jsonb_build_object(
-               'agent_id', s.agent_id, 'session_id', s.session_id, 'source', s.source, 'model', s.model,
-               'started_at', s.started_at, 'tokens_in', s.tokens_in, 'tokens_out', s.tokens_out,
-               'metadata', s.metadata,
-               'summary', (select m.summary from memory.summaries as m
-                           where m.tenant_id = s.tenant_id and m.session_key = s.session_key and m.method = 'caller'),
-               'messages', (
-                   select coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
-                       'id', t.message_id, 'role', t.role, 'name', t.name, 'content', t.content,
-                       'tool_calls', t.tool_calls, 'tool_call_id', t.tool_call_id, 'tokens', t.tokens,
-                       'metadata', nullif(t.metadata, '{}'), 'created_at', t.created_at
-                   )) order by t.position), '[]')
-                   from memory.turns as t
-                   where t.tenant_id = s.tenant_id and t.session_key = s.session_key
-               )
-           ))
-    from memory.sessions as s
-    where s.tenant_id = memory.current_tenant()
-        and (export.agent_id is null or s.agent_id = export.agent_id)
-        and (export.session_id is null or s.session_id = export.session_id)
-    order by s.agent_id, s.started_at, s.session_key
-$$;
-
-comment on function memory.export(text, text) is
-'Sessions of this tenant (all, one agent''s, or one) as JSON in the shape memory.commit takes: '
-'{agent_id, session_id, source, model, started_at, tokens_in, tokens_out, metadata, summary (the caller''s), '
-'messages}. Committing an export again adds nothing.';

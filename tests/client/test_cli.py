@@ -195,16 +195,40 @@ def test_commit_recall_explain_feedback_remember_bootstrap_stats(db, dsn):
 
 def test_export_then_import_into_another_tenant_reproduces_the_sessions(db, dsn, tmp_path):
     assert run("--dsn", dsn, "import", "jsonl", str(FIXTURES / "messages.jsonl")).returncode == 0
-    exported = tmp_path / "export.jsonl"
+    exported = tmp_path / "export.jsonl.gz"
     result = run("--dsn", dsn, "export", "--agent", "helpdesk", "-o", str(exported))
-    assert result.stderr.strip() == "exported 2 sessions"
+    assert result.stderr.strip() == "exported 2 sessions, 0 memories, 0 merges, 0 entities, 0 entity states, 0 feedback"
+    assert exported.read_bytes()[:2] == b"\x1f\x8b"
     imported = run("--dsn", dsn, "--tenant", "copy", "--json", "import", "jsonl", str(exported))
-    assert json.loads(imported.stdout)["turns_added"] == 5
-    again = run("--dsn", dsn, "--json", "import", "jsonl", str(exported))
-    assert json.loads(again.stdout)["turns_added"] == 0
+    assert json.loads(imported.stdout) == [{"record_type": "session", "imported": 2, "unchanged": 0, "forgotten": 0}]
+    again = run("--dsn", dsn, "import", "jsonl", str(exported))
+    assert again.stdout.strip() == "sessions: 0 imported, 2 here already"
     copy = run("--dsn", dsn, "--tenant", "copy", "export")
     original = run("--dsn", dsn, "export")
-    assert copy.stdout == original.stdout
+    assert copy.stdout.splitlines()[1:] == original.stdout.splitlines()[1:]  # all but the header's time
+
+
+def test_one_session_is_exported_in_the_shape_commit_takes(db, dsn):
+    assert run("--dsn", dsn, "import", "jsonl", str(FIXTURES / "messages.jsonl")).returncode == 0
+    result = run("--dsn", dsn, "export", "--session", "support-17")
+    (line,) = result.stdout.splitlines()
+    assert ("record" in json.loads(line), json.loads(line)["session_id"]) == (False, "support-17")
+    assert result.stderr.strip() == "exported 1 sessions"
+
+
+def test_a_bad_export_record_is_named_by_file_and_line_and_nothing_is_imported(db, dsn, tmp_path):
+    records = tmp_path / "bad.jsonl"
+    lines = [
+        {"record": "header", "format_version": 1},
+        {"record": "session", "session_id": "s1", "messages": [{"role": "user", "content": "hello"}]},
+        {"record": "memory", "id": 1, "kind": "gossip", "content": "x"},
+    ]
+    records.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = run("--dsn", dsn, "import", "jsonl", str(records))
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"agent-memory: {records}:3: record (memory): ")
+    assert "(nothing imported)" in result.stderr
+    assert db.execute("select count(*) from memory.sessions").fetchone() == (0,)
 
 
 def test_forget_and_its_errors(db, dsn):

@@ -272,6 +272,7 @@ READS = {  # the calls that read or address stored data, with no agent given
     "context_for_task": ("t", None, None, None),
     "stats": (None,),
     "export": (None, None),
+    "export_tenant": (None,),
     "forget": ("s", None),
     "enrich": ("s", None),
     "reindex": (None, None),
@@ -332,6 +333,32 @@ def test_export_gives_typed_sessions_that_commit_takes_back(dsn):
         )
         assert committed.turns_added == 3
         assert globex.export() == [session]
+
+
+def test_a_tenant_goes_to_another_in_one_transaction_of_batches(dsn):
+    with Memory(dsn, tenant="acme") as acme, Memory(dsn, tenant="globex") as globex:
+        acme.commit("chat-1", CHAT, agent_id="bot", enrich="now")
+        acme.remember("Ana leads the security work.", kind="fact", agent_id="bot", key="security.lead")
+        records = acme.export_tenant()
+        with pytest.raises(InvalidInput, match=rf"import record {len(records) + 1} \(memory\): a memory record needs"):
+            globex.import_tenant([*records, {"record": "memory"}], batch_size=2)
+        assert globex.export_tenant()[1:] == []  # all or nothing: the batches before the bad one are gone too
+        batches: list[int] = []
+        counts = globex.import_tenant(records, batch_size=2, on_batch=batches.append)
+        assert set(batches[:-1]) <= {2} and sum(batches) == len(records)
+        assert [(c.record_type, c.imported) for c in counts] == [
+            ("session", 2),
+            ("memory", 1),
+            ("entity", 2),
+        ]
+        globex.work(10)
+
+        def without_ids(exported: list) -> list:  # memory ids are the database's own
+            return [{key: value for key, value in r.items() if key != "id"} for r in exported[1:]]
+
+        assert without_ids(globex.export_tenant()) == without_ids(records)
+        query = "who leads security?"
+        assert [h.content for h in globex.recall(query)] == [h.content for h in acme.recall(query)]
 
 
 # These need the SQL rule for agent_id (memory_internal._session_key): a session named without an agent

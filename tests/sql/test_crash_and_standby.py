@@ -183,6 +183,7 @@ def test_recall_on_a_streaming_standby(server, standby):
             "select * from memory.bootstrap()",
             "select * from memory.context_for_task('disk upgrade')",
             "select * from memory.export()",
+            "select * from memory.export_tenant()",
             "select * from memory.stats()",
         ):
             assert replica.execute(reading).fetchall(), reading

@@ -117,6 +117,8 @@ def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
         ("select * from memory.explain_recall('globex launch codes vault')", ()),
         ("select * from memory.export()", ()),
         ("select * from memory.export('default', 'plans')", ()),
+        ("select * from memory.export_tenant()", ()),
+        ("select * from memory.export_tenant('default')", ()),
         ("select * from memory.bootstrap()", ()),
         ("select * from memory.context_for_task('launch codes')", ()),
         # crafted filters: every agent, all of time, the other tenant's session and agent names
@@ -137,6 +139,21 @@ def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
 def writes(turn: int, memory: int) -> list[tuple[str, tuple]]:
     """Every way to change another tenant's rows."""
     return [
+        (
+            "select * from memory.import_tenant(%s)",
+            (
+                Jsonb(
+                    [
+                        {
+                            "record": "session",
+                            "tenant_id": "globex",
+                            "session_id": "plans",
+                            "messages": [{"role": "user", "content": "x"}],
+                        }
+                    ]
+                ),
+            ),
+        ),
         ("select * from memory.feedback(%s, false)", (turn,)),
         ("select * from memory.feedback(%s, true)", (turn,)),
         ("select * from memory.forget('plans')", ()),
