@@ -213,16 +213,16 @@ def report(summary: dict, scores: dict) -> None:
     print(f"recall latency p50 {summary['recall_ms']['p50']} ms, p95 {summary['recall_ms']['p95']} ms")
 
 
-def loaded_database(bench: Benchmark, conversations: list[dict], reuse: bool, curated: bool) -> str:
+def loaded_database(bench: Benchmark, conversations: list[dict], reuse: bool, curated: bool) -> tuple[str, dict | None]:
     """The URL of bench_<name> (bench_<name>_uncurated without curated memory), ingested unless --reuse
-    finds it loaded."""
+    finds it loaded, and the ingest's numbers (None when it was reused)."""
     database = f"bench_{bench.name}" if curated else f"bench_{bench.name}_uncurated"
     url = SERVER.url(database)
     if reuse:
         try:
             with psycopg.connect(url) as conn:
                 if conn.execute("select count(*) from memory.turns").fetchone()[0]:
-                    return url
+                    return url, None
         except psycopg.Error:
             pass
     url = fresh_database(database)
@@ -231,7 +231,7 @@ def loaded_database(bench: Benchmark, conversations: list[dict], reuse: bool, cu
         f"ingested {ingestion['turns']} turns: commit {ingestion['commit_seconds']} s, "
         f"enrichment {ingestion['enrich_seconds']} s"
     )
-    return url
+    return url, ingestion
 
 
 def main(bench: Benchmark, doc: str) -> None:
@@ -259,7 +259,7 @@ def main(bench: Benchmark, doc: str) -> None:
     require(bench.data, bench.variable, bench.origin)
     module = scorer()
     conversations = module.load_converted(str(bench.data))
-    url = loaded_database(bench, conversations, args.reuse, curated)
+    url, _ = loaded_database(bench, conversations, args.reuse, curated)
     with psycopg.connect(url) as conn:
         extension = conn.execute("select memory.version()").fetchone()[0]
     ablations = [{**(args.weights or {}), key: 0} for key in args.ablate]
