@@ -78,8 +78,10 @@ begin
     grant insert, update, delete on memory.config, memory.signals, memory.tenant_roles to memory_admin;
     revoke all on memory.maintenance_runs from memory_tenant;
     -- A tombstone is a record: written by forget (memory_internal._bury, as the owner), never written,
-    -- changed or removed by an application.
-    revoke insert, update, delete on memory.tombstones, memory.forgotten_sessions from memory_tenant;
+    -- changed or removed by an application. So is an archive: written by maintenance (memory_admin), its
+    -- data dropped by memory.drop_archive (as the owner).
+    revoke insert, update, delete on memory.tombstones, memory.forgotten_sessions, memory.archives from memory_tenant;
+    grant insert on memory.archives to memory_admin;
     grant select, insert, delete on memory.maintenance_runs to memory_admin;
     for v_view in select c.oid::regclass from pg_catalog.pg_class as c
         where c.relnamespace = 'memory'::regnamespace and c.relkind = 'v'

@@ -13,6 +13,7 @@ from agent_memory.errors import (
 )
 from agent_memory.results import (
     AgentStats,
+    Archive,
     Bootstrap,
     BootstrapItem,
     Candidate,
@@ -38,6 +39,8 @@ from agent_memory.results import (
     Reindexed,
     Remembered,
     Rerank,
+    RetentionItem,
+    RetentionPolicy,
     Role,
     Section,
     Signal,
@@ -52,6 +55,7 @@ __version__ = "0.3.0"
 __all__ = [
     "AgentMemoryError",
     "AgentStats",
+    "Archive",
     "AsyncMemory",
     "Bootstrap",
     "BootstrapItem",
@@ -90,6 +94,8 @@ __all__ = [
     "Reindexed",
     "Remembered",
     "Rerank",
+    "RetentionItem",
+    "RetentionPolicy",
     "Role",
     "Section",
     "Signal",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeVar, Unpack
 
 import psycopg
@@ -209,6 +209,43 @@ class AsyncMemory:
         return calls.imported_totals(
             await self._run_in_one_transaction(calls.import_tenant(records, allow_forgotten, batch_size, on_batch))
         )
+
+    async def set_retention(
+        self,
+        data: calls.RetainedData,
+        *,
+        max_age: timedelta | None = None,
+        keep_last: int | None = None,
+        tier: calls.Tier | None = None,
+        agent_id: str | None = None,
+        statuses: Sequence[results.MemoryStatus] | None = None,
+    ) -> results.RetentionPolicy:
+        """See Memory.set_retention."""
+        return await self._run(calls.set_retention(data, max_age, keep_last, tier, agent_id, statuses))
+
+    async def retention_policies(self) -> list[results.RetentionPolicy]:
+        """See Memory.retention_policies."""
+        return await self._run(calls.retention_policies())
+
+    async def drop_retention(self, policy_id: int) -> bool:
+        """See Memory.drop_retention."""
+        return await self._run(calls.drop_retention(policy_id))
+
+    async def retention_preview(self, *, at: datetime | None = None) -> list[results.RetentionItem]:
+        """See Memory.retention_preview."""
+        return await self._run(calls.retention_preview(at))
+
+    async def archives(self) -> list[results.Archive]:
+        """See Memory.archives."""
+        return await self._run(calls.archives())
+
+    async def archive(self, archive_id: int) -> bytes | None:
+        """See Memory.archive."""
+        return await self._run(calls.archive(archive_id))
+
+    async def drop_archive(self, archive_id: int) -> bool:
+        """See Memory.drop_archive."""
+        return await self._run(calls.drop_archive(archive_id))
 
     async def reindex(self, *, agent_id: str | None = None, session_id: str | None = None) -> results.Reindexed:
         """See Memory.reindex."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Generic, Literal, TypeAlias, TypedDict, TypeVar, cast
 
 from pgvector import Vector
@@ -25,6 +25,7 @@ Enrich: TypeAlias = Literal["queue", "now", "none"]
 Kind: TypeAlias = Literal["fact", "preference", "rule", "decision", "skill", "event", "observation", "task"]
 EntityMode: TypeAlias = Literal["any", "all"]
 Tier: TypeAlias = Literal["hot", "warm", "cold"]
+RetainedData: TypeAlias = Literal["sessions", "memories"]
 # JSON the caller passes (metadata, weights): any mapping or sequence of JSON values.
 JsonInput: TypeAlias = Mapping[str, "JsonInput"] | Sequence["JsonInput"] | str | int | float | bool | None
 # A message for memory.commit: {role, content, id?, created_at?, name?, tool_calls?, tool_call_id?, tokens?,
@@ -305,6 +306,52 @@ def imported_totals(batches: Iterable[list[results.Imported]]) -> list[results.I
                 seen.forgotten + count.forgotten,
             )
     return list(totals.values())
+
+
+def set_retention(
+    data: RetainedData,
+    max_age: timedelta | None,
+    keep_last: int | None,
+    tier: Tier | None,
+    agent_id: str | None,
+    statuses: Sequence[results.MemoryStatus] | None,
+) -> Call[results.RetentionPolicy]:
+    return function(
+        "set_retention",
+        _one(results.RetentionPolicy),
+        data=data,
+        max_age=max_age,
+        keep_last=keep_last,
+        tier=tier,
+        agent_id=agent_id,
+        statuses=None if statuses is None else list(statuses),
+    )
+
+
+def retention_policies() -> Call[list[results.RetentionPolicy]]:
+    return function("retention_policies", _all(results.RetentionPolicy))
+
+
+def drop_retention(policy_id: int) -> Call[bool]:
+    return function("drop_retention", lambda rows: bool(rows[0]["drop_retention"]), policy_id=policy_id)
+
+
+def retention_preview(at: datetime | None) -> Call[list[results.RetentionItem]]:
+    return function("retention_preview", _all(results.RetentionItem), at=at)
+
+
+def archives() -> Call[list[results.Archive]]:
+    return function("archives", _all(results.Archive))
+
+
+def archive(archive_id: int) -> Call[bytes | None]:
+    return function(
+        "archive", lambda rows: None if rows[0]["archive"] is None else bytes(rows[0]["archive"]), archive_id=archive_id
+    )
+
+
+def drop_archive(archive_id: int) -> Call[bool]:
+    return function("drop_archive", lambda rows: bool(rows[0]["drop_archive"]), archive_id=archive_id)
 
 
 def entities(

@@ -9,7 +9,7 @@ import re
 import sys
 import time
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, get_args
 
@@ -19,7 +19,7 @@ from psycopg import sql
 from agent_memory import hooks, importers, watch
 from agent_memory.calls import Kind
 from agent_memory.client import Memory
-from agent_memory.errors import AgentMemoryError, ForgottenSession, InvalidInput
+from agent_memory.errors import AgentMemoryError, ForgottenSession, InvalidInput, NotFound
 from agent_memory.formatting import plain, print_json, print_record, print_table, ranks, signals
 from agent_memory.localdb import DEFAULT_PORT, HOME_RULE, Home, LocalServer, LocalServerError, find_home
 from agent_memory.progress import Progress
@@ -509,6 +509,97 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0 if not skipped and not invalid else 1
 
 
+def age(text: str) -> timedelta:
+    """A retention age: a whole number and a unit, as 90d, 12h, 2w or '90 days'."""
+    units = {
+        "h": "hours",
+        "hour": "hours",
+        "hours": "hours",
+        "d": "days",
+        "day": "days",
+        "days": "days",
+        "w": "weeks",
+        "week": "weeks",
+        "weeks": "weeks",
+    }
+    match = re.fullmatch(r"\s*(\d+)\s*([a-z]+)\s*", text.lower())
+    if match is None or match[2] not in units or int(match[1]) == 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive whole number of hours, days or weeks (90d, 12h, 2w), got {text!r}"
+        )
+    return timedelta(**{units[match[2]]: int(match[1])})
+
+
+def cmd_retention(args: argparse.Namespace) -> int:
+    """Lists, adds or drops retention policies, or shows what the next maintenance would remove."""
+    if args.action in ("add", "drop") and args.target is None:
+        what = "sessions or memories" if args.action == "add" else "the policy_id"
+        raise InvalidInput(f"retention {args.action} needs {what}")
+    with _memory(args) as memory:
+        if args.action == "add":
+            if args.target not in ("sessions", "memories"):
+                raise InvalidInput(f"retention covers sessions or memories, got {args.target!r}")
+            policy = memory.set_retention(
+                args.target,
+                max_age=args.max_age,
+                keep_last=args.keep_last,
+                tier=args.tier,
+                agent_id=args.agent,
+                statuses=args.status,
+            )
+            return _report(args, policy, f"retention policy {policy.policy_id} added")
+        if args.action == "drop":
+            if not memory.drop_retention(int(args.target)):
+                raise NotFound(f"no retention policy {args.target}")
+            return _report(args, {"dropped": True}, f"retention policy {args.target} dropped")
+        if args.action == "preview":
+            items = memory.retention_preview(at=args.at)
+            if args.json:
+                print_json(items)
+            elif not items:
+                print("nothing would go")
+            else:
+                print_table(
+                    items, ["policy_id", "data", "agent_id", "session_id", "memory_id", "tier", "last_used", "reason"]
+                )
+            return 0
+        policies = memory.retention_policies()
+    if args.json:
+        print_json(policies)
+    elif not policies:
+        print("no retention policies (add one: agent-memory retention add sessions --max-age 365d)")
+    else:
+        print_table(policies, ["policy_id", "data", "agent_id", "tier", "statuses", "max_age", "keep_last"])
+    return 0
+
+
+def cmd_archives(args: argparse.Namespace) -> int:
+    """Lists retention's archives, saves one to a file, or drops one's data."""
+    if args.action in ("save", "drop") and args.archive_id is None:
+        raise InvalidInput(f"archives {args.action} needs the archive_id")
+    with _memory(args) as memory:
+        empty = NotFound(f"archive {args.archive_id} holds no data (dropped, or no such archive)")
+        if args.action == "save":
+            data = memory.archive(args.archive_id)
+            if data is None:
+                raise empty
+            output = args.output or f"agent-memory-archive-{args.archive_id}.jsonl.gz"
+            Path(output).write_bytes(data)
+            return _report(args, {"file": output, "bytes": len(data)}, f"wrote {output} ({len(data)} bytes)")
+        if args.action == "drop":
+            if not memory.drop_archive(args.archive_id):
+                raise empty
+            return _report(args, {"dropped": True}, f"archive {args.archive_id}: data dropped, record kept")
+        archives = memory.archives()
+    if args.json:
+        print_json(archives)
+    elif not archives:
+        print("no archives (retention has removed nothing)")
+    else:
+        print_table(archives, ["archive_id", "created_at", "policies", "removed", "records", "bytes", "dropped_at"])
+    return 0
+
+
 def cmd_hook(args: argparse.Namespace) -> int:
     def connect(seconds: float) -> Memory:
         return Memory(hooks.bounded(_dsn(args), seconds), tenant=args.tenant, max_connections=1)
@@ -771,6 +862,38 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="store again sessions memory.forget removed (default: leave them out and count them)",
     )
+
+    retention = command(
+        "retention",
+        cmd_retention,
+        "retention policies: what maintenance archives and removes",
+        "list (the default) shows the policies, preview what the next `call memory.maintain()` would archive and"
+        " remove, add SESSIONS|MEMORIES a policy, drop POLICY_ID one. An item goes when it is over every limit its"
+        " policy sets.",
+    )
+    retention.add_argument("action", nargs="?", choices=["list", "preview", "add", "drop"], default="list")
+    retention.add_argument("target", nargs="?", help="add: sessions or memories; drop: the policy_id")
+    retention.add_argument("--max-age", type=age, help="unused for longer than this: 90d, 12h, 2w")
+    retention.add_argument("--keep-last", type=int, help="keep each agent's newest N (by last use)")
+    retention.add_argument("--tier", choices=["hot", "warm", "cold"], help="only items in this tier")
+    retention.add_argument("--agent", help="only this agent's (default: every agent)")
+    retention.add_argument(
+        "--status",
+        action="append",
+        choices=["active", "ongoing", "resolved", "superseded", "retracted", "pending"],
+        help="memories only: only of this status (repeatable)",
+    )
+    retention.add_argument("--at", type=datetime.fromisoformat, help="preview: as if maintenance ran then (ISO 8601)")
+
+    archives = command(
+        "archives",
+        cmd_archives,
+        "what retention removed: list the archives, save one to a file, drop one's data",
+        "save ID writes the gzipped JSON lines that `agent-memory import jsonl FILE` reads back.",
+    )
+    archives.add_argument("action", nargs="?", choices=["list", "save", "drop"], default="list")
+    archives.add_argument("archive_id", nargs="?", type=int)
+    archives.add_argument("-o", "--output", help="save: the file (default: agent-memory-archive-ID.jsonl.gz)")
 
     reindex = command("reindex", cmd_reindex, "queue sessions indexed under older index settings for re-indexing")
     reindex.add_argument("--agent", help="one agent")

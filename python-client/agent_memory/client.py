@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeVar, Unpack
 
 import psycopg
@@ -269,6 +269,44 @@ class Memory:
         return calls.imported_totals(
             self._run_in_one_transaction(calls.import_tenant(records, allow_forgotten, batch_size, on_batch))
         )
+
+    def set_retention(
+        self,
+        data: calls.RetainedData,
+        *,
+        max_age: timedelta | None = None,
+        keep_last: int | None = None,
+        tier: calls.Tier | None = None,
+        agent_id: str | None = None,
+        statuses: Sequence[results.MemoryStatus] | None = None,
+    ) -> results.RetentionPolicy:
+        """Adds a retention policy: sessions or memories (of an agent, a tier, statuses) go when unused for
+        longer than max_age and not among their agent's keep_last newest (memory.set_retention)."""
+        return self._run(calls.set_retention(data, max_age, keep_last, tier, agent_id, statuses))
+
+    def retention_policies(self) -> list[results.RetentionPolicy]:
+        """The tenant's retention policies (memory.retention_policies())."""
+        return self._run(calls.retention_policies())
+
+    def drop_retention(self, policy_id: int) -> bool:
+        """Removes a retention policy; whether there was one (memory.drop_retention)."""
+        return self._run(calls.drop_retention(policy_id))
+
+    def retention_preview(self, *, at: datetime | None = None) -> list[results.RetentionItem]:
+        """What the next maintenance (or one at at) archives and removes, and why (memory.retention_preview)."""
+        return self._run(calls.retention_preview(at))
+
+    def archives(self) -> list[results.Archive]:
+        """What retention removed, one archive per run (memory.archives)."""
+        return self._run(calls.archives())
+
+    def archive(self, archive_id: int) -> bytes | None:
+        """An archive's gzipped JSON lines, which import_tenant reads back; None once dropped (memory.archive)."""
+        return self._run(calls.archive(archive_id))
+
+    def drop_archive(self, archive_id: int) -> bool:
+        """Drops an archive's data, keeping its record; whether it held data (memory.drop_archive)."""
+        return self._run(calls.drop_archive(archive_id))
 
     def reindex(self, *, agent_id: str | None = None, session_id: str | None = None) -> results.Reindexed:
         """Queues re-enrichment of the sessions in scope, after index settings changed (memory.reindex)."""

@@ -2,7 +2,7 @@
 JSON the functions return (recall's components, export's sessions) as TypedDicts of the same shape."""
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal, NotRequired, TypeAlias, TypedDict
 
 # A JSON value as the database returns it (jsonb, parsed).
@@ -290,6 +290,51 @@ class Imported:
     imported: int
     unchanged: int
     forgotten: int
+
+
+@dataclass(frozen=True)
+class RetentionPolicy:
+    """A retention policy: what it covers (data, agent_id, tier, statuses) and its limits."""
+
+    tenant_id: str
+    policy_id: int
+    data: str
+    agent_id: str | None
+    max_age: timedelta | None
+    keep_last: int | None
+    tier: str | None
+    statuses: list[str] | None
+    created_at: datetime
+    created_by: str
+
+
+@dataclass(frozen=True)
+class RetentionItem:
+    """memory.retention_preview: a session or memory the next maintenance archives and removes, and why."""
+
+    policy_id: int
+    data: str
+    agent_id: str
+    session_id: str | None
+    memory_id: int | None
+    tier: str
+    last_used: datetime
+    reason: str
+
+
+@dataclass(frozen=True)
+class Archive:
+    """memory.archives: what one retention run removed, and its gzipped records (bytes: null once dropped)."""
+
+    archive_id: int
+    created_at: datetime
+    created_by: str
+    policies: list[int]
+    removed: dict[str, int]
+    records: int
+    bytes: int | None
+    sha256: str
+    dropped_at: datetime | None
 
 
 @dataclass(frozen=True)

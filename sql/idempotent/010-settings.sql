@@ -20,7 +20,8 @@ as $$
                                'openai_embedding_model', 'openai_embedding_dimensions', 'openai_chat_model',
                                'client_dimensions',
                                'http_timeout_seconds', 'http_retries', 'rerank', 'rerank_url', 'rerank_model',
-                               'rerank_timeout_seconds', 'queue_keep_done_hours', 'model_retire_grace_hours')
+                               'rerank_timeout_seconds', 'queue_keep_done_hours', 'model_retire_grace_hours',
+                               'retention_batch')
                 then 'admin' else 'session' end
     from (
     select 'weight_' || s.name, to_jsonb(s.default_weight), 'number', null::jsonb, 0::numeric, 100::numeric,
@@ -78,6 +79,9 @@ as $$
          'How long memory.maintain() keeps finished jobs (dead ones are kept until dealt with).'),
         ('model_retire_grace_hours', '24', 'number', null, 0, 100000,
          'How long memory.maintain() keeps the vectors of an embedding model recall no longer uses.'),
+        ('retention_batch', '1000', 'integer', null, 1, 1000000,
+         'How many sessions and memories one memory.maintain() run archives and removes per tenant (the rest go '
+         'in the next runs).'),
         ('recall_candidates', '50', 'integer', null, 5, 5000,
          'How many chunks each candidate list (full-text, vectors) contributes before fusion.'),
         ('session_candidates', '5', 'integer', null, 0, 1000,

@@ -158,6 +158,9 @@ declare
     v_tenant text;
     v_moved jsonb;
     v_folded bigint;
+    v_retention jsonb := '{}';
+    v_archived jsonb;
+    v_lock_timeout text := pg_catalog.current_setting('lock_timeout');
 begin
     if not memory_internal._administers() then
         raise exception 'agent_memory: memory.maintain() is for memory_admin (it works on every tenant)'
@@ -181,6 +184,24 @@ begin
     v_models := memory_internal._retire_models();
     v_graph := memory_internal._join_graphs();
     v_folded := memory_internal._fold_metric_counts();
+    -- Retention before the tier moves, so that it takes what memory.retention_preview() showed. Each tenant's
+    -- apart: one whose rows stay locked for lock_timeout (5 s), or that fails, is left to the next run.
+    for v_tenant in select distinct p.tenant_id from memory.retention_policies as p order by p.tenant_id loop
+        begin
+            perform pg_catalog.set_config('lock_timeout', '5s', true);
+            v_archived := memory_internal._apply_retention(v_tenant, pg_catalog.now(), (
+                memory_internal._configured_settings(v_tenant) ->> 'retention_batch'
+            )::integer);
+            perform pg_catalog.set_config('lock_timeout', v_lock_timeout, true);
+        exception when others then
+            perform pg_catalog.set_config('lock_timeout', v_lock_timeout, true);
+            v_archived := jsonb_build_object('skipped', sqlerrm);
+            raise notice 'agent_memory: retention of tenant % is left to the next run: %', v_tenant, sqlerrm;
+        end;
+        if v_archived is not null then
+            v_retention := v_retention || jsonb_build_object(v_tenant, v_archived);
+        end if;
+    end loop;
     for v_tenant in select distinct s.tenant_id from memory.sessions as s order by s.tenant_id loop
         v_moved := memory_internal._move_tiers(v_tenant, pg_catalog.now());
         if v_moved <> '{"to_warm": 0, "to_cold": 0}' then
@@ -191,7 +212,7 @@ begin
     insert into memory.maintenance_runs (started_at, finished_at, status, actions)
     values (v_started, pg_catalog.clock_timestamp(), 'done',
             jsonb_build_object('jobs_deleted', v_jobs, 'graph_joined', v_graph, 'tiers_moved', v_tiers,
-                               'metric_rows_folded', v_folded) || v_models);
+                               'retention', v_retention, 'metric_rows_folded', v_folded) || v_models);
 end
 $$;
 
@@ -200,6 +221,8 @@ comment on procedure memory.maintain () is
 'retires embedding models no configuration uses and drops their vectors after model_retire_grace_hours, '
 'puts the earlier vectors of tenants grown past exact_search_max_chunks into the HNSW graphs, moves each '
 'tenant''s sessions and memories down a tier as their importance decays and agents'' tiers fill '
-'(memory.tier_moves shows what it would move), folds the metric counters of ended backends. '
+'(memory.tier_moves shows what it would move), archives and removes, before the tier moves, what each tenant''s '
+'retention policies select (memory.retention_preview shows it; memory.archives lists the archives; at most '
+'retention_batch items per tenant and run), folds the metric counters of ended backends. '
 'One run at a time (a concurrent call is recorded as skipped); each run is recorded in '
 'memory.maintenance_runs. Schedule it with pg_cron.';

@@ -116,6 +116,30 @@ comment on column memory.tier_items.decayed_importance is
 'tier_warm_half_life_days down to tier_cold_below, then every tier_cold_half_life_days).';
 comment on column memory.tier_items.session_key is 'Internal key of the session (a session).';
 
+-- The items tiers and retention rank: each session but an agent's session 'remembered' (whose memories
+-- are items each), of importance session_importance, and each memory, with its tier, status and last use.
+create or replace function memory_internal._lifecycle_items(tenant text, session_importance double precision)
+returns table (
+    item text, agent_id text, session_key bigint, memory_id bigint, tier text, importance double precision,
+    status text, last_used timestamptz
+)
+language sql
+stable
+as $$
+    select 'session', s.agent_id, s.session_key, null::bigint, s.tier, session_importance, null::text,
+           greatest(s.updated_at, s.used_at)
+    from memory.sessions as s
+    where s.tenant_id = tenant and s.session_id <> 'remembered'
+    union all
+    select 'memory', m.agent_id, null, m.memory_id, m.tier, m.importance, m.status, greatest(m.recorded_at, m.used_at)
+    from memory.memories as m
+    where m.tenant_id = tenant
+$$;
+
+comment on function memory_internal._lifecycle_items(text, double precision) is
+'Internal: a tenant''s sessions (but ''remembered'') and memories with tier, importance, status and last use, '
+'as tiers and retention rank them.';
+
 -- The moves maintenance would make in a tenant's tiers at a time, with these settings: down by decay
 -- first, then down by each agent's capacity, most decayed (then least recently used) first. Never up:
 -- use moves items up. last_used and tier are as read, so that applying a move can check nothing changed.
@@ -128,15 +152,7 @@ language sql
 stable
 as $$
     with items as (
-        select 'session' as item, s.agent_id, s.session_key, null::bigint as memory_id, s.tier,
-               (settings ->> 'session_importance')::double precision as importance,
-               greatest(s.updated_at, s.used_at) as last_used
-        from memory.sessions as s
-        where s.tenant_id = tenant and s.session_id <> 'remembered'
-        union all
-        select 'memory', m.agent_id, null, m.memory_id, m.tier, m.importance, greatest(m.recorded_at, m.used_at)
-        from memory.memories as m
-        where m.tenant_id = tenant
+        select * from memory_internal._lifecycle_items(tenant, (settings ->> 'session_importance')::double precision)
     ),
     decayed as (
         select i.*, memory_internal._decayed_importance(i.importance, i.last_used, at, settings) as decayed,
@@ -214,7 +230,8 @@ comment on function memory.tier_moves(timestamptz) is
 'tier_cold_below, or over an agent''s tier_hot_capacity or tier_warm_capacity (settings as memory.config '
 'stores them).';
 
--- Applies a tenant's tier moves at a time: an item used or moved since it was read stays where it is.
+-- Applies a tenant's tier moves at a time: an item used or moved since it was read stays where it is, and
+-- so does one another transaction holds (it is in use), so that maintenance never waits for a tenant's rows.
 -- Returns how many items went to warm and to cold.
 create or replace function memory_internal._move_tiers(tenant text, at timestamptz) returns jsonb
 language sql
@@ -227,6 +244,12 @@ as $$
         from moves as m
         where m.item = 'session' and s.tenant_id = tenant and s.session_key = m.session_key and s.tier = m.tier
             and greatest(s.updated_at, s.used_at) = m.last_used
+            and s.session_key in (
+                select x.session_key from memory.sessions as x
+                inner join moves as n on n.item = 'session' and x.session_key = n.session_key
+                where x.tenant_id = tenant
+                for update of x skip locked
+            )
         returning s.tier
     ),
     memories_moved as (
@@ -234,6 +257,12 @@ as $$
         from moves as m
         where m.item = 'memory' and x.tenant_id = tenant and x.memory_id = m.memory_id and x.tier = m.tier
             and greatest(x.recorded_at, x.used_at) = m.last_used
+            and x.memory_id in (
+                select y.memory_id from memory.memories as y
+                inner join moves as n on n.item = 'memory' and y.memory_id = n.memory_id
+                where y.tenant_id = tenant
+                for update of y skip locked
+            )
         returning x.tier
     )
 
@@ -243,7 +272,7 @@ as $$
 $$;
 
 comment on function memory_internal._move_tiers(text, timestamptz) is
-'Internal: makes a tenant''s tier moves (memory_internal._tier_moves) at a time, leaving items used or moved '
+'Internal: makes a tenant''s tier moves (memory_internal._tier_moves) at a time, leaving items used, moved or locked '
 'meanwhile; how many went to warm and to cold.';
 
 -- Use brings items back to hot: the sessions given, and the memories whose words are the turns given.

@@ -231,6 +231,39 @@ def test_a_bad_export_record_is_named_by_file_and_line_and_nothing_is_imported(d
     assert db.execute("select count(*) from memory.sessions").fetchone() == (0,)
 
 
+def test_retention_and_archives_from_the_command_line(db, dsn, tmp_path):
+    assert run("--dsn", dsn, "import", "jsonl", str(FIXTURES / "messages.jsonl")).returncode == 0
+    db.execute("update memory.sessions set updated_at = now() - interval '400 days' where session_id = 'support-17'")
+    db.commit()
+    assert run("--dsn", dsn, "retention").stdout.startswith("no retention policies")
+    added = run("--dsn", dsn, "retention", "add", "sessions", "--max-age", "365d")
+    assert added.stdout.strip() == "retention policy 1 added"
+    preview = run("--dsn", dsn, "--json", "retention", "preview")
+    assert [(item["session_id"], item["reason"]) for item in json.loads(preview.stdout)] == [
+        ("support-17", "unused for more than 365 days")
+    ]
+    db.autocommit = True
+    db.execute("call memory.maintain()")
+    listed = json.loads(run("--dsn", dsn, "--json", "archives").stdout)
+    assert [(a["archive_id"], a["removed"]["sessions"]) for a in listed] == [(1, 1)]
+    saved = tmp_path / "a1.jsonl.gz"
+    assert run("--dsn", dsn, "archives", "save", "1", "-o", str(saved)).returncode == 0
+    assert run("--dsn", dsn, "retention", "drop", "1").stdout.strip() == "retention policy 1 dropped"
+    back = run("--dsn", dsn, "import", "jsonl", str(saved))
+    assert back.stdout.strip() == "sessions: 1 imported, 0 here already"
+    assert run("--dsn", dsn, "archives", "drop", "1").stdout.strip() == "archive 1: data dropped, record kept"
+    gone = run("--dsn", dsn, "archives", "save", "1")
+    assert (gone.returncode, gone.stderr.strip()) == (
+        1,
+        "agent-memory: archive 1 holds no data (dropped, or no such archive)",
+    )
+    refused = run("--dsn", dsn, "retention", "add", "turns", "--keep-last", "3")
+    assert (refused.returncode, refused.stderr.strip()) == (
+        1,
+        "agent-memory: retention covers sessions or memories, got 'turns'",
+    )
+
+
 def test_forget_and_its_errors(db, dsn):
     assert run("--dsn", dsn, "import", "jsonl", str(FIXTURES / "messages.jsonl")).returncode == 0
     forgot = run("--dsn", dsn, "forget", "support-17", "--agent", "helpdesk")

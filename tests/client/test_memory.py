@@ -361,6 +361,21 @@ def test_a_tenant_goes_to_another_in_one_transaction_of_batches(dsn):
         assert [h.content for h in globex.recall(query)] == [h.content for h in acme.recall(query)]
 
 
+def test_retention_through_the_async_client(dsn):
+    async def main() -> tuple[list[str], int]:
+        async with AsyncMemory(dsn) as memory:
+            await memory.commit("old", CHAT, agent_id="bot")
+            policy = await memory.set_retention("sessions", keep_last=0, agent_id="bot")
+            assert (policy.data, policy.keep_last, await memory.retention_policies()) == ("sessions", 0, [policy])
+            preview = [item.session_id or "" for item in await memory.retention_preview()]
+            assert await memory.archives() == [] and await memory.archive(1) is None
+            assert await memory.drop_retention(policy.policy_id) and not await memory.drop_archive(1)
+            counts = await memory.import_tenant(await memory.export_tenant())
+            return preview, sum(c.unchanged for c in counts)
+
+    assert asyncio.run(main()) == (["old"], 1)
+
+
 # These need the SQL rule for agent_id (memory_internal._session_key): a session named without an agent
 # is found under whichever agent has it, if only one does.
 def test_forget_and_enrich_without_an_agent_find_the_session_under_its_agent(memory):

@@ -38,6 +38,7 @@ def test_maintain_deletes_old_finished_jobs_and_keeps_the_rest(db):
     nothing_else = {
         "graph_joined": {},
         "tiers_moved": {},
+        "retention": {},
         "metric_rows_folded": 0,
         "models_retired": [],
         "vectors_dropped": {},

@@ -35,6 +35,8 @@ TENANT_TABLES = [
     "tombstones",
     "forgotten_sessions",
     "metric_counts",
+    "retention_policies",
+    "archives",
 ]
 
 
@@ -54,14 +56,33 @@ def two_tenants(db, logins) -> Iterator[tuple[psycopg.Connection, Logins, dict]]
         db.execute("select memory.remember(%s)", (f"{tenant} prefers to drink tea",))  # merged: a paraphrase
         db.execute("select memory.commit('gone', %s)", (Json(messages),))
         db.execute("select memory.forget('gone')")  # a tombstone and a forgotten session
+        db.execute("select memory.commit('old', %s)", (Json(messages),))
+        db.execute("update memory.sessions set updated_at = now() - interval '400 days' where session_id = 'old'")
+        db.execute("select memory.set_retention('sessions', max_age => '365 days')")
     db.execute("reset memory.tenant_id")
+    db.execute("call memory.maintain()")  # each tenant's session 'old' goes to an archive
     globex = db.execute("select min(turn_key), count(*) from memory.turns where tenant_id = 'globex'").fetchone()
     counts = {
         table: db.execute(f"select count(*) from memory.{table} where tenant_id = 'globex'").fetchone()[0]
         for table in TENANT_TABLES
     }
     memory = db.execute("select min(memory_id) from memory.memories where tenant_id = 'globex'").fetchone()[0]
-    yield db, logins, {"turn": globex[0], "turns": globex[1], "memory": memory, "counts": counts}
+    archive, policy = db.execute(
+        "select a.archive_id, p.policy_id from memory.archives as a, memory.retention_policies as p"
+        " where a.tenant_id = 'globex' and p.tenant_id = 'globex'"
+    ).fetchone()
+    yield (
+        db,
+        logins,
+        {
+            "turn": globex[0],
+            "turns": globex[1],
+            "memory": memory,
+            "archive": archive,
+            "policy": policy,
+            "counts": counts,
+        },
+    )
 
 
 def foreign(rows: list[tuple], marker: str = "globex") -> int:
@@ -94,6 +115,8 @@ def globex_unchanged(db: psycopg.Connection, before: dict) -> None:
         "select count(*) from memory.sessions where tenant_id = 'globex' and (tier <> 'hot' or used_at is not null)"
     ).fetchone()
     assert moved == (0,)
+    kept = db.execute("select count(*) from memory.archives where tenant_id = 'globex' and data is not null").fetchone()
+    assert kept == (1,)
 
 
 def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
@@ -119,6 +142,9 @@ def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
         ("select * from memory.export('default', 'plans')", ()),
         ("select * from memory.export_tenant()", ()),
         ("select * from memory.export_tenant('default')", ()),
+        ("select * from memory.retention_preview(now() + interval '1000 days')", ()),
+        ("select * from memory.archives()", ()),
+        ("select memory.archive(a) from generate_series(1, 5) as a", ()),
         ("select * from memory.bootstrap()", ()),
         ("select * from memory.context_for_task('launch codes')", ()),
         # crafted filters: every agent, all of time, the other tenant's session and agent names
@@ -136,9 +162,14 @@ def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
     ]
 
 
-def writes(turn: int, memory: int) -> list[tuple[str, tuple]]:
+def writes(turn: int, memory: int, archive: int, policy: int) -> list[tuple[str, tuple]]:
     """Every way to change another tenant's rows."""
     return [
+        ("select memory.drop_archive(%s)", (archive,)),
+        ("select memory.drop_retention(%s)", (policy,)),
+        ("update memory.archives set data = null where tenant_id = 'globex'", ()),
+        ("delete from memory.retention_policies where tenant_id = 'globex'", ()),
+        ("select memory_internal._apply_retention('globex', now() + interval '1000 days')", ()),
         (
             "select * from memory.import_tenant(%s)",
             (
@@ -209,7 +240,9 @@ def test_a_role_bound_to_a_tenant_sees_and_changes_only_its_own(two_tenants, cap
             attempts += 1
             returned += foreign(attempt(acme, query, params))
         assert acme.execute("select memory.current_tenant()").fetchone()[0] == "acme"
-        for query, params in writes(globex["turn"], globex["memory"]):  # forget('plans') forgets acme's own session
+        for query, params in writes(
+            globex["turn"], globex["memory"], globex["archive"], globex["policy"]
+        ):  # forget('plans') forgets acme's own session
             attempts += 1
             attempt(acme, query, params)
     globex_unchanged(db, globex)
@@ -226,7 +259,7 @@ def test_an_application_role_sees_the_tenant_it_chose_and_only_that(two_tenants,
     for query, params in reads(app, globex["turn"]):
         attempts += 1
         returned += foreign(attempt(app, query, params))
-    for query, params in writes(globex["turn"], globex["memory"]):
+    for query, params in writes(globex["turn"], globex["memory"], globex["archive"], globex["policy"]):
         attempts += 1
         attempt(app, query, params)
     globex_unchanged(db, globex)

@@ -1,0 +1,371 @@
+-- Retention: a tenant's policies bound what it keeps. A policy covers one kind of data (sessions, or
+-- curated memories), of one agent or all, optionally only those in one tier (and, for memories, of some
+-- statuses), and sets max_age (unused for longer: last written, recalled or judged helpful) and/or
+-- keep_last (the agent's newest that many, by last use, of what the policy covers are kept). An item goes
+-- when it is over every limit its policy sets. The memories extracted from sessions that go alone go with
+-- them. memory.retention_preview() lists what would go; maintenance archives it (gzipped JSON lines of
+-- export records, in memory.archives) and removes it in the same transaction. Removal by retention leaves
+-- no tombstone: an archive imported again brings its sessions back.
+
+comment on table memory.retention_policies is
+'Retention policies of each tenant: what memory.maintain() archives and removes (memory.set_retention).';
+comment on column memory.retention_policies.tenant_id is 'The tenant.';
+comment on column memory.retention_policies.policy_id is 'The policy.';
+comment on column memory.retention_policies.data is 'What it covers: sessions or memories (curated).';
+comment on column memory.retention_policies.agent_id is 'The agent whose data it covers (null: every agent).';
+comment on column memory.retention_policies.max_age is
+'Items unused for longer than this go (last written, returned by recall or judged helpful); null: no age limit.';
+comment on column memory.retention_policies.keep_last is
+'The newest this many items (by last use) of each agent that the policy covers are kept; null: no count limit.';
+comment on column memory.retention_policies.tier is 'Only items in this tier (null: any tier).';
+comment on column memory.retention_policies.statuses is 'Memories only: only memories of these statuses (null: any).';
+comment on column memory.retention_policies.created_at is 'When the policy was set.';
+comment on column memory.retention_policies.created_by is 'The role that set it.';
+
+comment on table memory.archives is
+'What retention removed, one row per maintenance run and tenant: the records as gzipped JSON lines '
+'(`agent-memory archives save ID` writes the file; `agent-memory import jsonl FILE` reads it back) and counts. '
+'The row stays as the record once its data is dropped (memory.drop_archive).';
+comment on column memory.archives.tenant_id is 'The tenant.';
+comment on column memory.archives.archive_id is 'The archive.';
+comment on column memory.archives.created_at is 'When retention removed what it holds.';
+comment on column memory.archives.created_by is 'The role that ran maintenance.';
+comment on column memory.archives.policies is 'The policies that selected what it holds.';
+comment on column memory.archives.removed is 'How much went: {sessions, turns, chunks, memories, entities}.';
+comment on column memory.archives.records is 'How many export records it holds (the header included).';
+comment on column memory.archives.data is
+'The records of memory.export_tenant''s format as gzipped JSON lines; null once dropped.';
+comment on column memory.archives.sha256 is 'The sha256 of data, kept after it is dropped.';
+comment on column memory.archives.dropped_at is 'When its data was dropped (memory.drop_archive); null: still held.';
+
+-- Export records as the bytes of a gzipped JSON lines file.
+create or replace function memory_internal._gzip_lines(lines text[]) returns bytea
+language plpython3u
+immutable strict
+as $$
+if GD.get("agent_memory_version") is None:
+    plpy.execute("select memory_internal._load_python()")
+from agent_memory_db.archive import gzip_lines
+return gzip_lines(lines)
+$$;
+
+comment on function memory_internal._gzip_lines(text[]) is
+'Internal: lines as a gzip file, one per line (retention archives).';
+
+create or replace function memory.set_retention(
+    data text,
+    max_age interval default null,
+    keep_last integer default null,
+    tier text default null,
+    agent_id text default null,
+    statuses text[] default null
+) returns memory.retention_policies
+language plpgsql
+as $$
+declare
+    v_policy memory.retention_policies;
+begin
+    if data is null or data not in ('sessions', 'memories') then
+        raise exception 'agent_memory: retention covers sessions or memories, got %', coalesce(data, 'null')
+            using errcode = 'invalid_parameter_value';
+    elsif max_age is null and keep_last is null then
+        raise exception 'agent_memory: a retention policy needs max_age or keep_last (or both)'
+            using errcode = 'invalid_parameter_value';
+    elsif max_age <= interval '0' then
+        raise exception 'agent_memory: retention max_age must be positive, got %', max_age
+            using errcode = 'invalid_parameter_value';
+    elsif keep_last < 0 then
+        raise exception 'agent_memory: retention keep_last must be 0 or more, got %', keep_last
+            using errcode = 'invalid_parameter_value';
+    elsif tier not in ('hot', 'warm', 'cold') then
+        raise exception 'agent_memory: retention tier must be hot, warm or cold, got %', tier
+            using errcode = 'invalid_parameter_value';
+    elsif statuses is not null and data <> 'memories' then
+        raise exception 'agent_memory: retention statuses are for memories, not %', data
+            using errcode = 'invalid_parameter_value';
+    elsif exists (
+        select from unnest(statuses) as s (status)
+        where s.status is null or s.status not in ('active', 'ongoing', 'resolved', 'superseded', 'retracted', 'pending')
+    ) then
+        raise exception 'agent_memory: retention statuses must be among active, ongoing, resolved, superseded, '
+            'retracted and pending, got %', statuses using errcode = 'invalid_parameter_value';
+    end if;
+    insert into memory.retention_policies as p (tenant_id, data, agent_id, max_age, keep_last, tier, statuses)
+    values (memory.current_tenant(), set_retention.data, set_retention.agent_id, set_retention.max_age,
+            set_retention.keep_last, set_retention.tier, set_retention.statuses)
+    returning p.* into v_policy;
+    return v_policy;
+end
+$$;
+
+comment on function memory.set_retention(text, interval, integer, text, text, text[]) is
+'Adds a retention policy for this tenant: data sessions or memories, of agent_id (null: every agent), only '
+'those in tier and (memories) of statuses if given; an item goes when it is over every limit set: unused for '
+'longer than max_age, and not among its agent''s keep_last newest that the policy covers. memory.maintain() '
+'archives and removes what the policies select (memory.retention_preview shows it).';
+
+create or replace function memory.drop_retention(policy_id bigint) returns boolean
+language sql
+as $$
+    with dropped as (
+        delete from memory.retention_policies as p
+        where p.tenant_id = memory.current_tenant() and p.policy_id = drop_retention.policy_id
+        returning 1
+    )
+
+    select exists (select from dropped)
+$$;
+
+comment on function memory.drop_retention(bigint) is
+'Removes a retention policy of this tenant; whether there was one.';
+
+create or replace function memory.retention_policies()
+returns setof memory.retention_policies
+language sql
+stable
+as $$
+    select * from memory.retention_policies as p where p.tenant_id = memory.current_tenant() order by p.policy_id
+$$;
+
+comment on function memory.retention_policies() is 'The retention policies of this tenant.';
+
+-- What a tenant's policies select at a time: each item once, under the first policy that selects it, and
+-- the memories extracted from selected sessions alone (they go with them).
+create or replace function memory_internal._retention_items(tenant text, at timestamptz)
+returns table (
+    policy_id bigint, data text, agent_id text, session_key bigint, memory_id bigint, tier text,
+    last_used timestamptz, reason text
+)
+language sql
+stable
+as $$
+    with items as (
+        select case i.item when 'session' then 'sessions' else 'memories' end as data, i.agent_id, i.session_key,
+               i.memory_id, i.tier, i.status, i.last_used
+        from memory_internal._lifecycle_items(tenant, null) as i
+    ),
+    covered as (
+        select p.policy_id, p.max_age, p.keep_last, i.*,
+               row_number() over (
+                   partition by p.policy_id, i.agent_id
+                   order by i.last_used desc, coalesce(i.session_key, i.memory_id) desc
+               ) as place
+        from memory.retention_policies as p
+        inner join items as i
+            on i.data = p.data and (p.agent_id is null or i.agent_id = p.agent_id)
+            and (p.tier is null or i.tier = p.tier) and (p.statuses is null or i.status = any(p.statuses))
+        where p.tenant_id = tenant
+    ),
+    selected as (
+        select distinct on (c.data, coalesce(c.session_key, c.memory_id))
+            c.policy_id, c.data, c.agent_id, c.session_key, c.memory_id, c.tier, c.last_used,
+            concat_ws(' and ',
+                      case when c.max_age is not null then format('unused for more than %s', c.max_age) end,
+                      case when c.keep_last is not null then format('not among the agent''s newest %s', c.keep_last) end
+            ) as reason
+        from covered as c
+        where (c.max_age is null or c.last_used < at - c.max_age) and (c.keep_last is null or c.place > c.keep_last)
+        order by c.data, coalesce(c.session_key, c.memory_id), c.policy_id
+    ),
+    -- Memories extracted from the selected sessions' turns alone, as forgetting those sessions removes them.
+    extracted as (
+        select m.memory_id, min(x.policy_id) as policy_id
+        from memory.memories as m
+        cross join lateral unnest(m.evidence_turns) as e (turn_key)
+        inner join memory.turns as t on t.tenant_id = tenant and t.turn_key = e.turn_key
+        left join selected as x on x.data = 'sessions' and x.session_key = t.session_key
+        where m.tenant_id = tenant and m.origin <> 'remember' and cardinality(m.evidence_turns) > 0
+        group by m.memory_id
+        having count(x.session_key) = count(*)
+    )
+
+    select * from selected
+    union all
+    select e.policy_id, 'memories', m.agent_id, null, m.memory_id, m.tier, greatest(m.recorded_at, m.used_at),
+           'extracted from sessions that go'
+    from extracted as e
+    inner join memory.memories as m on m.tenant_id = tenant and m.memory_id = e.memory_id
+    where not exists (select from selected as s where s.memory_id = e.memory_id)
+$$;
+
+comment on function memory_internal._retention_items(text, timestamptz) is
+'Internal: the sessions and memories a tenant''s retention policies select at a time, with the policy and '
+'the reason (memory.retention_preview, memory.maintain).';
+
+create or replace function memory.retention_preview(at timestamptz default pg_catalog.now())
+returns table (
+    policy_id bigint, data text, agent_id text, session_id text, memory_id bigint, tier text,
+    last_used timestamptz, reason text
+)
+language sql
+stable
+as $$
+    select i.policy_id, i.data, i.agent_id, s.session_id, i.memory_id, i.tier, i.last_used, i.reason
+    from memory_internal._retention_items(memory.current_tenant(), retention_preview.at) as i
+    left join memory.sessions as s on s.tenant_id = memory.current_tenant() and s.session_key = i.session_key
+    order by i.data desc, i.agent_id, i.last_used, coalesce(i.session_key, i.memory_id)
+$$;
+
+comment on function memory.retention_preview(timestamptz) is
+'The dry run of retention: the sessions and memories of this tenant that memory.maintain() would archive and '
+'remove (at: as if it ran then), each with the policy that selects it and why.';
+
+-- Applies a tenant's retention, at most batch items a run (the least recently used first): archives what
+-- its policies select, then removes it (sessions with everything derived from them, memories with the turns
+-- that carry their words when no other memory has them). Rows are locked in the order forgets take them
+-- (sessions, each agent's session of remembered words last, then memories) and the selection is made again
+-- once they are: a session written to meanwhile stays. Runs as the tenant, so that what removal reads of
+-- the settings is the tenant's. Returns the archive's id and counts, or null when nothing goes.
+create or replace function memory_internal._apply_retention(tenant text, at timestamptz, batch integer)
+returns jsonb
+language plpgsql
+as $$
+declare
+    v_caller text := pg_catalog.current_setting('memory.tenant_id', true);
+    v_policies bigint[];
+    v_sessions bigint[];
+    v_memories bigint[];
+    v_words bigint[];
+    v_entities bigint[];
+    v_session bigint;
+    v_turns bigint;
+    v_chunks bigint;
+    v_lines text[];
+    v_data bytea;
+    v_archive bigint;
+begin
+    perform pg_catalog.set_config('memory.tenant_id', tenant, true);
+    for attempt in 1..2 loop
+        select coalesce(array_agg(distinct i.policy_id order by i.policy_id), '{}'),
+               coalesce(array_agg(i.session_key order by i.session_key) filter (where i.session_key is not null), '{}'),
+               coalesce(array_agg(i.memory_id order by i.memory_id) filter (where i.memory_id is not null), '{}')
+        into v_policies, v_sessions, v_memories
+        from (
+            select * from memory_internal._retention_items(tenant, at) as x
+            where attempt = 1 or x.session_key = any(v_sessions) or x.memory_id = any(v_memories)
+            order by x.reason = 'extracted from sessions that go', x.last_used, coalesce(x.session_key, x.memory_id)
+            limit batch
+        ) as i;
+        exit when attempt = 2 or cardinality(v_policies) = 0;
+        perform memory_internal._lock_sessions(tenant, v_sessions || array(
+            select distinct t.session_key from memory.memories as m
+            inner join memory.turns as t on m.tenant_id = t.tenant_id and m.turn_key = t.turn_key
+            where m.tenant_id = tenant and m.memory_id = any(v_memories)
+        ));
+        perform from memory.memories as m
+        where m.tenant_id = tenant and m.memory_id = any(v_memories)
+        order by m.memory_id
+        for update;
+    end loop;
+    if cardinality(v_policies) = 0 then
+        perform pg_catalog.set_config('memory.tenant_id', coalesce(v_caller, ''), true);
+        return null;
+    end if;
+    -- What goes with them, as forgetting them removes it: the memories extracted from these sessions alone,
+    -- the turns that carry the words of the memories that go, the entities nothing else mentions.
+    v_memories := v_memories || array(
+        select m.memory_id from memory.memories as m
+        where m.tenant_id = tenant and m.origin <> 'remember' and cardinality(m.evidence_turns) > 0
+            and m.memory_id <> all(v_memories)
+            and m.evidence_turns <@ array(
+                select t.turn_key from memory.turns as t where t.tenant_id = tenant and t.session_key = any(v_sessions)
+            )
+    );
+    v_words := array(
+        select distinct m.turn_key from memory.memories as m
+        where m.tenant_id = tenant and m.memory_id = any(v_memories)
+            and not exists (
+                select from memory.memories as o
+                where o.tenant_id = tenant and o.turn_key = m.turn_key and o.memory_id <> all(v_memories)
+            )
+    );
+    v_entities := array(
+        select distinct e.entity_key from memory.entity_mentions as e
+        where e.tenant_id = tenant and (e.session_key = any(v_sessions) or e.turn_key = any(v_words))
+            and not exists (
+                select from memory.entity_mentions as o
+                where o.tenant_id = tenant and o.entity_key = e.entity_key
+                    and o.session_key <> all(v_sessions) and o.turn_key <> all(v_words)
+            )
+            and not exists (select from memory.entity_states as x where x.tenant_id = tenant and x.entity_key = e.entity_key)
+    );
+    select count(*), coalesce(sum((select count(*) from memory.chunks as c
+                                   where c.tenant_id = tenant and c.turn_key = t.turn_key)), 0)
+    into v_turns, v_chunks
+    from memory.turns as t
+    where t.tenant_id = tenant and (t.session_key = any(v_sessions) or t.turn_key = any(v_words));
+    v_lines := array(
+        select r::text from memory_internal._export_records(tenant, v_sessions, v_memories, v_entities) as r
+    );
+    v_data := memory_internal._gzip_lines(v_lines);
+
+    foreach v_session in array v_sessions loop
+        perform from memory_internal._forget_session(tenant, v_session);
+    end loop;
+    delete from memory.memories as m where m.tenant_id = tenant and m.memory_id = any(v_memories);
+    perform from memory_internal._forget_turns(tenant, v_words);
+
+    insert into memory.archives as a (tenant_id, policies, removed, records, data, sha256)
+    values (tenant, v_policies,
+            jsonb_build_object('sessions', cardinality(v_sessions), 'turns', v_turns, 'chunks', v_chunks,
+                               'memories', cardinality(v_memories), 'entities', cardinality(v_entities)),
+            cardinality(v_lines), v_data, sha256(v_data))
+    returning a.archive_id into v_archive;
+    perform pg_catalog.set_config('memory.tenant_id', coalesce(v_caller, ''), true);
+    return jsonb_build_object('archive_id', v_archive, 'sessions', cardinality(v_sessions), 'turns', v_turns,
+                              'memories', cardinality(v_memories));
+end
+$$;
+
+comment on function memory_internal._apply_retention(text, timestamptz, integer) is
+'Internal: archives at most batch of the items a tenant''s retention policies select at a time, then removes '
+'them (memory.maintain).';
+
+create or replace function memory.archives()
+returns table (
+    archive_id bigint, created_at timestamptz, created_by text, policies bigint[], removed jsonb, records bigint,
+    bytes integer, sha256 text, dropped_at timestamptz
+)
+language sql
+stable
+as $$
+    select a.archive_id, a.created_at, a.created_by, a.policies, a.removed, a.records, octet_length(a.data),
+           encode(a.sha256, 'hex'), a.dropped_at
+    from memory.archives as a
+    where a.tenant_id = memory.current_tenant()
+    order by a.archive_id
+$$;
+
+comment on function memory.archives() is
+'The archives of this tenant''s retention, oldest first: when, by whom, under which policies, how much went, '
+'the size of the gzipped data (null once dropped) and its sha256.';
+
+create or replace function memory.archive(archive_id bigint) returns bytea
+language sql
+stable
+as $$
+    select a.data from memory.archives as a where a.tenant_id = memory.current_tenant() and a.archive_id = archive.archive_id
+$$;
+
+comment on function memory.archive(bigint) is
+'The data of an archive of this tenant: a gzipped JSON lines file that `agent-memory import jsonl` reads back '
+'(null once dropped).';
+
+-- Drops an archive's data and keeps its row as the record. Runs as the owner: applications read archives
+-- but do not write them, so none can be forged or altered.
+create or replace function memory.drop_archive(archive_id bigint) returns boolean
+language sql
+security definer
+as $$
+    with dropped as (
+        update memory.archives as a set data = null, dropped_at = pg_catalog.now()
+        where a.tenant_id = memory.current_tenant() and a.archive_id = drop_archive.archive_id and a.data is not null
+        returning 1
+    )
+
+    select exists (select from dropped)
+$$;
+
+comment on function memory.drop_archive(bigint) is
+'Drops the data of an archive of this tenant (once saved elsewhere), keeping its row with the counts and '
+'sha256 as the record; whether it held data.';
