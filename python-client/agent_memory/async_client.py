@@ -197,6 +197,20 @@ class AsyncMemory:
         """See Memory.export_tenant."""
         return await self._run(calls.export_tenant(agent_id))
 
+    async def iter_export_tenant(
+        self, *, agent_id: str | None = None, batch_size: int = 1000
+    ) -> AsyncIterator[results.ExportRecord]:
+        """See Memory.iter_export_tenant."""
+        call = calls.export_tenant(agent_id)
+        async with (
+            self._connection(False) as conn,
+            conn.cursor(name="agent_memory_export", row_factory=dict_row) as cursor,
+        ):
+            cursor.itersize = batch_size
+            await cursor.execute(call.statement, call.params)
+            async for row in cursor:
+                yield row["export_tenant"]
+
     async def import_tenant(
         self,
         records: Iterable[Mapping[str, Any]],

@@ -280,17 +280,22 @@ def import_tenant(
     to their new ids there); on_batch hears how many records each batch sent."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    batch: list[Mapping[str, Any]] = []
-    for record in [*records, None]:
-        if record is not None:
-            batch.append(record)
-        if batch and (record is None or len(batch) == batch_size):
-            yield function(
-                "import_tenant", _all(results.Imported), records=Jsonb(batch), allow_forgotten=allow_forgotten
-            )
-            if on_batch is not None:
-                on_batch(len(batch))
+    for batch in _batches(records, batch_size):
+        yield function("import_tenant", _all(results.Imported), records=Jsonb(batch), allow_forgotten=allow_forgotten)
+        if on_batch is not None:
+            on_batch(len(batch))
+
+
+def _batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """The items in lists of size (the last one shorter), read as they are needed."""
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
             batch = []
+    if batch:
+        yield batch
 
 
 def imported_totals(batches: Iterable[list[results.Imported]]) -> list[results.Imported]:

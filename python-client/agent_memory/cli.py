@@ -8,6 +8,7 @@ import os
 import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -403,46 +404,47 @@ RECORD_NAMES = {
 def cmd_export(args: argparse.Namespace) -> int:
     """Writes the tenant's memory as export records (one session alone: in the shape commit takes), JSON
     lines that `agent-memory import jsonl` reads back; gzipped when the file name ends in .gz."""
+    kinds: Counter[str] = Counter()
     with _memory(args) as memory:
-        if args.session:
-            lines: list[Any] = memory.export(agent_id=args.agent, session_id=args.session)
-        else:
-            lines = memory.export_tenant(agent_id=args.agent)
-    out = sys.stdout if args.output == "-" else importers.open_for_writing(args.output)
-    try:
-        for line in lines:
-            out.write(json.dumps(line, ensure_ascii=False) + "\n")
-    finally:
-        if out is not sys.stdout:
-            out.close()
+        out = sys.stdout if args.output == "-" else importers.open_for_writing(args.output)
+        try:
+            if args.session:
+                for session in memory.export(agent_id=args.agent, session_id=args.session):
+                    out.write(json.dumps(session, ensure_ascii=False) + "\n")
+                    kinds["session"] += 1
+            else:
+                for record in memory.iter_export_tenant(agent_id=args.agent):
+                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    kinds[str(record.get("record"))] += 1
+        finally:
+            if out is not sys.stdout:
+                out.close()
     if args.session:
-        print(f"exported {len(lines)} sessions", file=sys.stderr)
+        print(f"exported {kinds['session']} sessions", file=sys.stderr)
     else:
-        kinds = [line.get("record") for line in lines]
-        counts = ", ".join(f"{kinds.count(kind)} {name}" for kind, name in RECORD_NAMES.items())
-        print(f"exported {counts}", file=sys.stderr)
+        print("exported " + ", ".join(f"{kinds[kind]} {name}" for kind, name in RECORD_NAMES.items()), file=sys.stderr)
     return 0
 
 
 def _import_records(args: argparse.Namespace, paths: list[Path]) -> int:
-    """Export records through memory.import_tenant, all in one transaction: all or nothing."""
-    read = importers.read_records(paths)
-    for problem in read.problems:
-        print(f"agent-memory: {problem}", file=sys.stderr)
-    if read.problems:
-        print("nothing imported", file=sys.stderr)
-        return 1
-    progress = Progress("import", len(read.records), "records")
+    """Export records through memory.import_tenant as they are read, all in one transaction: all or nothing
+    (a line that is not a record stops it too)."""
+    progress = Progress("import", importers.count_lines(paths), "records")
+    origins: list[importers.Origin] = []
     try:
         with _memory(args) as memory:
             counts = memory.import_tenant(
-                read.records, allow_forgotten=args.allow_forgotten or None, on_batch=progress.advance
+                importers.iter_records(paths, origins),
+                allow_forgotten=args.allow_forgotten or None,
+                on_batch=progress.advance,
             )
+    except importers.ImportProblem as problem:
+        raise importers.ImportProblem(problem.path, problem.line, f"{problem.problem} (nothing imported)") from None
     except AgentMemoryError as exc:
         match = re.match(r"(?:agent_memory: )?import record (\d+) (.*)", str(exc), re.DOTALL)
-        where = read.origin(int(match[1]) - 1) if match else None
-        if match is None or where is None:
+        if match is None or not 0 < int(match[1]) <= len(origins):
             raise
+        where = origins[int(match[1]) - 1]
         raise importers.ImportProblem(where.path, where.line, f"record {match[2]} (nothing imported)") from exc
     progress.finish()
     if args.json:

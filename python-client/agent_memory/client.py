@@ -255,6 +255,18 @@ class Memory:
         merges, entities, entity states, feedback (memory.export_tenant). import_tenant takes them back."""
         return self._run(calls.export_tenant(agent_id))
 
+    def iter_export_tenant(
+        self, *, agent_id: str | None = None, batch_size: int = 1000
+    ) -> Iterator[results.ExportRecord]:
+        """export_tenant's records as the server sends them, batch_size at a time (a server-side cursor), for
+        a tenant too large to hold: the connection is held until the iteration ends or is closed."""
+        call = calls.export_tenant(agent_id)
+        with self._connection(False) as conn, conn.cursor(name="agent_memory_export", row_factory=dict_row) as cursor:
+            cursor.itersize = batch_size
+            cursor.execute(call.statement, call.params)
+            for row in cursor:
+                yield row["export_tenant"]
+
     def import_tenant(
         self,
         records: Iterable[Mapping[str, Any]],
@@ -264,8 +276,9 @@ class Memory:
         on_batch: Callable[[int], None] | None = None,
     ) -> list[results.Imported]:
         """Stores export records in this tenant, all or nothing: batch_size records per memory.import_tenant
-        call, every call in one transaction; on_batch hears each batch's size. Sessions are queued for
-        enrichment. What is here already is left as it is."""
+        call, every call in one transaction, records read from the iterable as they are sent (an error it
+        raises undoes the import too); on_batch hears each batch's size. Sessions are queued for enrichment.
+        What is here already is left as it is."""
         return calls.imported_totals(
             self._run_in_one_transaction(calls.import_tenant(records, allow_forgotten, batch_size, on_batch))
         )

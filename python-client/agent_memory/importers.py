@@ -37,7 +37,7 @@ SNIFF_BYTES = 65536
 REFUSED_MESSAGE = re.compile(r"(?:agent_memory: )?message (\d+) (.*)", re.DOTALL)
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: raising sets the exception's traceback (an exception leaving a context manager)
 class ImportProblem(Exception):
     """What is wrong and where: path, line (1-based, 0 when the whole file) and the problem."""
 
@@ -235,26 +235,28 @@ def is_export(path: Path) -> bool:
     return False
 
 
-@dataclass
-class Records:
-    """The export records of some files, where each was read (file, line), and the lines that are not records."""
-
-    records: list[dict[str, Any]]
-    origins: list[Origin]
-    problems: list[ImportProblem]
-
-    def origin(self, index: int) -> Origin | None:
-        return self.origins[index] if 0 <= index < len(self.origins) else None
-
-
-def read_records(paths: Iterable[Path]) -> Records:
-    """Every JSON-object line of the files, in order, for memory.import_tenant (which checks each record)."""
-    read = Records([], [], [])
+def iter_records(paths: Iterable[Path], origins: list[Origin]) -> Iterator[dict[str, Any]]:
+    """Every JSON-object line of the files, in order, as it is read, for memory.import_tenant (which checks
+    each record); where each was read is appended to origins. A line that is not a JSON object raises its
+    ImportProblem."""
     for path in paths:
-        for number, record in _json_objects(path, read.problems):
-            read.records.append(record)
-            read.origins.append(Origin(str(path), number))
-    return read
+        problems: list[ImportProblem] = []
+        for number, record in _json_objects(path, problems):
+            if problems:
+                raise problems[0]
+            origins.append(Origin(str(path), number))
+            yield record
+        if problems:
+            raise problems[0]
+
+
+def count_lines(paths: Iterable[Path]) -> int:
+    """How many lines that are not blank the files hold (gzipped or not)."""
+    total = 0
+    for path in paths:
+        with open_bytes(path) as file:
+            total += sum(1 for line in file if line.strip())
+    return total
 
 
 def _chatgpt_text(content: Any) -> str:

@@ -231,6 +231,16 @@ def test_a_bad_export_record_is_named_by_file_and_line_and_nothing_is_imported(d
     assert db.execute("select count(*) from memory.sessions").fetchone() == (0,)
 
 
+def test_a_line_of_an_export_that_is_not_json_stops_the_import(db, dsn, tmp_path):
+    records = tmp_path / "bad.jsonl"
+    session = {"record": "session", "session_id": "s1", "messages": [{"role": "user", "content": "hello"}]}
+    records.write_text(json.dumps({"record": "header"}) + "\n" + json.dumps(session) + "\n{not json\n")
+    result = run("--dsn", dsn, "import", "jsonl", str(records))
+    assert (result.returncode, result.stderr.count("(nothing imported)")) == (1, 1)
+    assert result.stderr.startswith(f"agent-memory: {records}:3: ")
+    assert db.execute("select count(*) from memory.sessions").fetchone() == (0,)
+
+
 def test_retention_and_archives_from_the_command_line(db, dsn, tmp_path):
     assert run("--dsn", dsn, "import", "jsonl", str(FIXTURES / "messages.jsonl")).returncode == 0
     db.execute("update memory.sessions set updated_at = now() - interval '400 days' where session_id = 'support-17'")
