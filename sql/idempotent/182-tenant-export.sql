@@ -122,6 +122,7 @@ begin
         'valid_to', m.valid_to, 'recorded_at', m.recorded_at, 'recorded_by', m.recorded_by,
         'canonical', encode(m.canonical, 'hex'), 'tier', m.tier, 'tier_since', m.tier_since, 'used_at', m.used_at,
         'supersedes', case when m.supersedes = any(memories) then m.supersedes end,
+        'words_trust', (select w.trust from memory.turns as w where w.tenant_id = tenant and w.turn_key = m.turn_key),
         'evidence', (
             select coalesce(jsonb_agg(memory_internal._turn_ref(tenant, t.turn_key) order by t.turn_key), '[]')
             from memory.turns as t
@@ -293,6 +294,7 @@ declare
     v_commit record;
     v_before record;
     v_new jsonb;
+    v_present bigint[];
     v_summary jsonb := r -> 'derived_summary';
     v_config regconfig := (memory.setting('text_search_config') #>> '{}')::regconfig;
 begin
@@ -315,6 +317,9 @@ begin
         select from memory_internal._message_turns(tenant, v_before.session_key, r -> 'messages') as k
         where k.n = m.n and k.turn_key is not null
     );
+    v_present := array(
+        select t.turn_key from memory.turns as t where t.tenant_id = tenant and t.session_key = v_before.session_key
+    );
     select c.* into v_commit
     from memory.commit(
         r ->> 'session_id',
@@ -328,6 +333,15 @@ begin
     from memory_internal._message_turns(tenant, v_commit.session_key, r -> 'messages') as k
     where k.turn_key is not null
     on conflict (agent_id, session_id, n) do update set turn_key = excluded.turn_key;
+    -- The turns this import added get their state back; those that were here keep theirs.
+    update memory.turns as t
+    set trust = coalesce((m.message ->> 'trust')::real, t.trust),
+        access_count = coalesce((m.message ->> 'access_count')::bigint, t.access_count),
+        last_accessed_at = (m.message ->> 'last_accessed_at')::timestamptz,
+        recorded_at = coalesce((m.message ->> 'recorded_at')::timestamptz, t.recorded_at)
+    from memory_internal._message_turns(tenant, v_commit.session_key, r -> 'messages') as k
+    inner join jsonb_array_elements(r -> 'messages') with ordinality as m (message, n) on k.n = m.n
+    where t.tenant_id = tenant and t.turn_key = k.turn_key and t.turn_key <> all(v_present);
     if not v_commit.created and v_commit.turns_added = 0 then
         -- Nothing new: the session is as it was before (commit counts a write as use).
         update memory.sessions as s
@@ -338,14 +352,6 @@ begin
         return 'imported';
     end if;
 
-    update memory.turns as t
-    set trust = coalesce((m.message ->> 'trust')::real, t.trust),
-        access_count = coalesce((m.message ->> 'access_count')::bigint, t.access_count),
-        last_accessed_at = (m.message ->> 'last_accessed_at')::timestamptz,
-        recorded_at = coalesce((m.message ->> 'recorded_at')::timestamptz, t.recorded_at)
-    from memory_internal._message_turns(tenant, v_commit.session_key, r -> 'messages') as k
-    inner join jsonb_array_elements(r -> 'messages') with ordinality as m (message, n) on k.n = m.n
-    where t.tenant_id = tenant and t.turn_key = k.turn_key;
     update memory.sessions as s
     set recorded_at = coalesce((r ->> 'recorded_at')::timestamptz, s.recorded_at),
         updated_at = coalesce((r ->> 'updated_at')::timestamptz, s.updated_at),
@@ -400,7 +406,14 @@ begin
     from memory.memories as m
     where m.tenant_id = tenant and m.agent_id = v_agent and m.canonical = v_canonical
         and m.key is not distinct from r ->> 'key'
-        and m.valid_from = (r ->> 'valid_from')::timestamptz and m.recorded_at = (r ->> 'recorded_at')::timestamptz;
+        and (
+            m.valid_from = (r ->> 'valid_from')::timestamptz and m.recorded_at = (r ->> 'recorded_at')::timestamptz
+            -- The same claim holding now here as there: that one.
+            or m.valid_to is null and m.status in ('active', 'ongoing') and r ->> 'valid_to' is null
+            and coalesce(r ->> 'status', 'active') in ('active', 'ongoing')
+        )
+    order by m.memory_id
+    limit 1;
     if v_memory is null then
         insert into memory.memories (
             tenant_id, agent_id, kind, content, key, subjects, tags, importance, confidence, status, origin,
@@ -429,6 +442,9 @@ begin
                (r ->> 'used_at')::timestamptz
         returning memory_id into v_memory;
         v_outcome := 'imported';
+        update memory.turns as t set trust = (r ->> 'words_trust')::real
+        where t.tenant_id = tenant and r ? 'words_trust'
+            and t.turn_key = (select m.turn_key from memory.memories as m where m.tenant_id = tenant and m.memory_id = v_memory);
     end if;
     insert into pg_temp._agent_memory_import_memories (source_id, memory_id)
     values ((r ->> 'id')::bigint, v_memory)

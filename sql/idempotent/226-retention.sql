@@ -271,6 +271,20 @@ begin
                 select t.turn_key from memory.turns as t where t.tenant_id = tenant and t.session_key = any(v_sessions)
             )
     );
+    -- Those memories, then every turn that goes or may, are locked too: a memory remembered with the same
+    -- words, or feedback given, meanwhile (each takes a share of the turn's row) is waited for and counted,
+    -- or waits for this run and finds the turn gone; it is never removed unseen.
+    perform from memory.memories as m
+    where m.tenant_id = tenant and m.memory_id = any(v_memories)
+    order by m.memory_id
+    for update;
+    perform from memory.turns as t
+    where t.tenant_id = tenant and (
+        t.session_key = any(v_sessions)
+        or t.turn_key in (select m.turn_key from memory.memories as m where m.tenant_id = tenant and m.memory_id = any(v_memories))
+    )
+    order by t.turn_key
+    for update;
     v_words := array(
         select distinct m.turn_key from memory.memories as m
         where m.tenant_id = tenant and m.memory_id = any(v_memories)

@@ -162,7 +162,7 @@ def test_feedback_on_a_memory_that_goes_is_archived_and_comes_back(db):
         "select m.content, t.trust from memory.feedback as f join memory.turns as t using (tenant_id, turn_key)"
         " join memory.memories as m on m.turn_key = t.turn_key"
     ).fetchall()
-    assert back == [("Ana leads the security work.", 1.0)]  # the audit row back; trust is the turn's own
+    assert back == [("Ana leads the security work.", 0.5)]  # the audit row and the trust it left
 
 
 def test_a_session_written_to_while_maintenance_waits_for_it_stays(db, dsn):
@@ -183,6 +183,23 @@ def test_a_session_written_to_while_maintenance_waits_for_it_stays(db, dsn):
     assert db.execute(
         "select count(*) from memory.turns where session_key = (select min(session_key) from memory.sessions)"
     ).fetchone() == (3,)
+
+
+def test_a_memory_remembered_again_while_maintenance_runs_is_kept(db, dsn):
+    for lead in ("Ana", "Bo"):
+        db.execute("select memory.remember(%s, 'fact', key => 'lead')", (f"{lead} leads the security work.",))
+    db.execute("select memory.set_retention('memories', keep_last => 0, statuses => '{superseded}')")
+    db.commit()
+    with psycopg.connect(dsn) as writer:
+        writer.execute("select memory.remember('Ana leads the security work.', 'fact', key => 'lead')")
+        run = threading.Thread(target=maintain, args=(db,))
+        run.start()
+        time.sleep(1)  # maintenance waits for the words' turn the new memory holds a share of
+        writer.commit()
+        run.join()
+    current = db.execute("select content from memory.memories where key = 'lead' and valid_to is null").fetchall()
+    assert current == [("Ana leads the security work.",)]
+    assert db.execute("select count(*) from memory.turns where content like 'Ana leads%'").fetchone() == (1,)
 
 
 def test_a_tenant_whose_rows_stay_locked_is_left_to_the_next_run(db, dsn):

@@ -156,6 +156,25 @@ def test_into_a_session_with_turns_of_its_own_records_name_the_right_turns(db, e
     assert [row[0] for row in empty.execute(positions).fetchall()] == ["p0", "p1", "p2", "p3"]
 
 
+def test_a_claim_held_here_already_is_that_memory(db):
+    db.execute("select memory.remember('Ana leads the security work.', 'fact', agent_id => 'team', key => 'lead')")
+    records = export(db)
+    db.execute("set memory.tenant_id = 'copy'")
+    db.execute("select memory.remember('Ana leads the security work.', 'fact', agent_id => 'team', key => 'lead')")
+    counts = db.execute("select record_type, imported, unchanged from memory.import_tenant(%s)", (Jsonb(records),))
+    assert dict((kind, (imported, unchanged)) for kind, imported, unchanged in counts.fetchall())["memory"] == (0, 1)
+
+
+def test_turns_added_to_a_session_here_get_their_state(db, empty):
+    db.execute("select memory.commit('chat', %s, agent_id => 'team')", (Json(PLANNING),))
+    db.execute("update memory.turns set trust = 0.5, access_count = 7 where message_id = 'p3'")
+    empty.execute("select memory.commit('chat', %s, agent_id => 'team')", (Json(PLANNING[:2]),))
+    empty.execute("update memory.turns set trust = 2 where message_id = 'p1'")
+    import_and_enrich(empty, export(db))
+    state = "select message_id, trust, access_count from memory.turns where message_id like 'p_' order by 1"
+    assert empty.execute(state).fetchall() == [("p1", 2.0, 0), ("p2", 1.0, 0), ("p3", 0.5, 7)]
+
+
 def test_a_session_with_gaps_imported_again_adds_nothing(db):
     plain = [
         {"role": m["role"], "content": m["content"], "created_at": f"2026-10-0{i + 1}"} for i, m in enumerate(INCIDENT)
