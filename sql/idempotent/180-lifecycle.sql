@@ -5,6 +5,20 @@
 -- what was forgotten, when, by whom and how much, never the content. A forgotten session is not stored
 -- again by a later commit or import unless the caller says so (commit's allow_forgotten).
 
+-- The memories enrichment's extractor proposed from these turns alone (every evidence turn among them):
+-- what goes when the turns go.
+create or replace function memory_internal._extracted_from(tenant text, turns bigint[]) returns setof bigint
+language sql
+stable
+as $$
+    select m.memory_id from memory.memories as m
+    where m.tenant_id = tenant and m.origin <> 'remember'
+        and cardinality(m.evidence_turns) > 0 and m.evidence_turns <@ turns
+$$;
+
+comment on function memory_internal._extracted_from(text, bigint[]) is
+'Internal: the memories extracted from the given turns alone (they are removed with the turns).';
+
 -- Turns and everything derived from them; the caller holds their sessions' row locks. Memories extracted
 -- from these turns alone go with them, and so do the turns that carry their words (unless another memory
 -- has the same words); other memories lose these turns from their evidence; memories whose words are
@@ -37,8 +51,7 @@ declare
 begin
     with derived as (
         delete from memory.memories as m
-        where m.tenant_id = tenant and m.origin <> 'remember'
-            and cardinality(m.evidence_turns) > 0 and m.evidence_turns <@ v_said
+        where m.tenant_id = tenant and m.memory_id in (select memory_internal._extracted_from(tenant, v_said))
         returning m.turn_key
     )
 

@@ -169,14 +169,17 @@ as $$
     ),
     -- Memories extracted from the selected sessions' turns alone, as forgetting those sessions removes them.
     extracted as (
-        select m.memory_id, min(x.policy_id) as policy_id
-        from memory.memories as m
-        cross join lateral unnest(m.evidence_turns) as e (turn_key)
-        inner join memory.turns as t on t.tenant_id = tenant and t.turn_key = e.turn_key
-        left join selected as x on x.data = 'sessions' and x.session_key = t.session_key
-        where m.tenant_id = tenant and m.origin <> 'remember' and cardinality(m.evidence_turns) > 0
-        group by m.memory_id
-        having count(x.session_key) = count(*)
+        select x.memory_id, (
+            select min(s.policy_id)
+            from memory.memories as m
+            inner join memory.turns as t on t.tenant_id = tenant and t.turn_key = any(m.evidence_turns)
+            inner join selected as s on s.data = 'sessions' and s.session_key = t.session_key
+            where m.tenant_id = tenant and m.memory_id = x.memory_id
+        ) as policy_id
+        from memory_internal._extracted_from(tenant, array(
+            select t.turn_key from memory.turns as t
+            inner join selected as s on s.data = 'sessions' and t.tenant_id = tenant and t.session_key = s.session_key
+        )) as x (memory_id)
     )
 
     select * from selected
@@ -264,12 +267,10 @@ begin
     -- What goes with them, as forgetting them removes it: the memories extracted from these sessions alone,
     -- the turns that carry the words of the memories that go, the entities nothing else mentions.
     v_memories := v_memories || array(
-        select m.memory_id from memory.memories as m
-        where m.tenant_id = tenant and m.origin <> 'remember' and cardinality(m.evidence_turns) > 0
-            and m.memory_id <> all(v_memories)
-            and m.evidence_turns <@ array(
-                select t.turn_key from memory.turns as t where t.tenant_id = tenant and t.session_key = any(v_sessions)
-            )
+        select x.memory_id from memory_internal._extracted_from(tenant, array(
+            select t.turn_key from memory.turns as t where t.tenant_id = tenant and t.session_key = any(v_sessions)
+        )) as x (memory_id)
+        where x.memory_id <> all(v_memories)
     );
     -- Those memories, then every turn that goes or may, are locked too: a memory remembered with the same
     -- words, or feedback given, meanwhile (each takes a share of the turn's row) is waited for and counted,
