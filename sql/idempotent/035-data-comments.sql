@@ -213,8 +213,14 @@ comment on column memory.memories.recorded_by is 'The role that wrote it.';
 comment on column memory.memories.canonical is
 'The hash of its kind, subjects and normalized words: the same claim is the same memory.';
 comment on column memory.memories.turn_key is 'The turn of session ''remembered'' that carries its words in recall.';
-comment on column memory.memories.evidence_turns is 'The turns it came from.';
 comment on column memory.memories.supersedes is 'The version of the same key it replaced; null: the first.';
+
+comment on table memory.memory_evidence is
+'A memory''s evidence: a row per turn it came from (memory_items.evidence_turn_ids lists them). It goes '
+'with its memory, and with its turn when the turn is forgotten.';
+comment on column memory.memory_evidence.tenant_id is 'The tenant.';
+comment on column memory.memory_evidence.memory_id is 'The memory.';
+comment on column memory.memory_evidence.turn_key is 'A turn the memory came from.';
 
 comment on table memory.memory_merges is
 'Semantic dedup''s log: each remembered claim that paraphrased a memory held (memory_id, similarity), '

@@ -216,7 +216,11 @@ begin
     inner join memory.chunks as c on m.tenant_id = c.tenant_id and m.turn_key = c.turn_key and c.chunk_no = 0
     cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until,
                                                     _candidate_chunks.source, q.entity_sessions, tiers)
-    where m.tenant_id = tenant and m.evidence_turns && array(select f.turn_key from found as f)
+    where m.tenant_id = tenant
+        and m.memory_id in (
+            select e.memory_id from memory.memory_evidence as e
+            where e.tenant_id = tenant and e.turn_key in (select f.turn_key from found as f)
+        )
         and (_candidate_chunks.agent_id is null or m.agent_id = _candidate_chunks.agent_id)
         and exists (select from memory_internal._turn_memory(tenant, m.turn_key, as_of, include_ended));
 end

@@ -13,7 +13,13 @@ stable
 as $$
     select m.memory_id from memory.memories as m
     where m.tenant_id = tenant and m.origin <> 'remember'
-        and cardinality(m.evidence_turns) > 0 and m.evidence_turns <@ turns
+        and m.memory_id in (
+            select e.memory_id from memory.memory_evidence as e where e.tenant_id = tenant and e.turn_key = any(turns)
+        )
+        and not exists (
+            select from memory.memory_evidence as e
+            where e.tenant_id = tenant and e.memory_id = m.memory_id and e.turn_key <> all(turns)
+        )
 $$;
 
 comment on function memory_internal._extracted_from(text, bigint[]) is
@@ -21,8 +27,8 @@ comment on function memory_internal._extracted_from(text, bigint[]) is
 
 -- Turns and everything derived from them; the caller holds their sessions' row locks. Memories extracted
 -- from these turns alone go with them, and so do the turns that carry their words (unless another memory
--- has the same words); other memories lose these turns from their evidence; memories whose words are
--- among them go too. Chunks, vectors, feedback and mentions follow by foreign key, full-text statistics
+-- has the same words); memories whose words are among them go too. Chunks, vectors, feedback, mentions
+-- and other memories' evidence in these turns follow by foreign key, full-text statistics
 -- by the chunk triggers; speakers and entities nothing else has are removed. A session that keeps other
 -- turns loses what was derived from the whole of it (summary, session vector, the context its next turns
 -- were indexed with) and is queued to be enriched again from what is left.
@@ -60,9 +66,6 @@ begin
     delete from memory.turns as t
     where t.tenant_id = tenant and t.turn_key = any(v_words)
         and not exists (select from memory.memories as o where o.tenant_id = tenant and o.turn_key = t.turn_key);
-    update memory.memories as m
-    set evidence_turns = array(select e.turn_key from unnest(m.evidence_turns) as e (turn_key) where e.turn_key <> all(v_said))
-    where m.tenant_id = tenant and m.evidence_turns && v_said;
     delete from memory.turns as t where t.tenant_id = tenant and t.turn_key = any(v_said);
 
     -- What the sessions that keep turns derived from the forgotten ones.

@@ -126,7 +126,8 @@ begin
         'evidence', (
             select coalesce(jsonb_agg(memory_internal._turn_ref(tenant, t.turn_key) order by t.turn_key), '[]')
             from memory.turns as t
-            where t.tenant_id = tenant and t.turn_key = any(m.evidence_turns)
+            inner join memory.memory_evidence as e on t.tenant_id = e.tenant_id and t.turn_key = e.turn_key
+            where e.tenant_id = tenant and e.memory_id = m.memory_id
         )
     ))
     from chain as c
@@ -417,7 +418,7 @@ begin
     if v_memory is null then
         insert into memory.memories (
             tenant_id, agent_id, kind, content, key, subjects, tags, importance, confidence, status, origin,
-            valid_from, valid_to, recorded_at, recorded_by, canonical, turn_key, evidence_turns, supersedes, tier,
+            valid_from, valid_to, recorded_at, recorded_by, canonical, turn_key, supersedes, tier,
             tier_since, used_at
         )
         select tenant, v_agent, r ->> 'kind', r ->> 'content', r ->> 'key',
@@ -429,18 +430,17 @@ begin
                coalesce((r ->> 'recorded_at')::timestamptz, pg_catalog.now()), coalesce(r ->> 'recorded_by', current_user),
                v_canonical,
                memory_internal._memory_turn(r ->> 'content', r ->> 'kind', v_agent, '{}', 'queue'),
-               array(
-                   select distinct k.turn_key
-                   from jsonb_array_elements(coalesce(r -> 'evidence', '[]')) as e (ref)
-                   cross join lateral (select memory_internal._imported_turn(tenant, e.ref) as turn_key) as k
-                   where k.turn_key is not null
-                   order by k.turn_key
-               ),
                (select i.memory_id from pg_temp._agent_memory_import_memories as i
                 where i.source_id = (r ->> 'supersedes')::bigint),
                coalesce(r ->> 'tier', 'hot'), coalesce((r ->> 'tier_since')::timestamptz, pg_catalog.now()),
                (r ->> 'used_at')::timestamptz
         returning memory_id into v_memory;
+        perform memory_internal._add_evidence(tenant, v_memory, array(
+            select k.turn_key
+            from jsonb_array_elements(coalesce(r -> 'evidence', '[]')) as e (ref)
+            cross join lateral (select memory_internal._imported_turn(tenant, e.ref) as turn_key) as k
+            where k.turn_key is not null
+        ));
         v_outcome := 'imported';
         update memory.turns as t set trust = (r ->> 'words_trust')::real
         where t.tenant_id = tenant and r ? 'words_trust'

@@ -123,6 +123,19 @@ $$;
 comment on function memory_internal._evidence_turns(bigint[]) is
 'Internal: the distinct turn ids given as a memory''s evidence, each checked to be a turn of the tenant.';
 
+-- Turns added to a memory's evidence (those it has already are left as they are).
+create or replace function memory_internal._add_evidence(tenant text, memory_id bigint, turns bigint[]) returns void
+language sql
+as $$
+    insert into memory.memory_evidence (tenant_id, memory_id, turn_key)
+    select tenant, _add_evidence.memory_id, e.turn_key from unnest(turns) as e (turn_key)
+    order by e.turn_key
+    on conflict do nothing
+$$;
+
+comment on function memory_internal._add_evidence(text, bigint, bigint[]) is
+'Internal: adds turns to a memory''s evidence (memory.memory_evidence).';
+
 create or replace function memory.remember(
     content text, kind text default 'fact', agent_id text default 'default', metadata jsonb default '{}',
     enrich text default 'now', key text default null, subjects text[] default '{}', tags text[] default '{}',
@@ -205,9 +218,7 @@ begin
         v_outcome := 'unchanged';
     elsif v_paraphrased.memory_id is not null and v_settings ->> 'memory_dedup' = 'merge' then
         -- A paraphrase of a memory held is that memory, with the claim's evidence added.
-        update memory.memories as m
-        set evidence_turns = array(select distinct e from unnest(m.evidence_turns || v_evidence) as e order by e)
-        where m.tenant_id = v_tenant and m.memory_id = v_paraphrased.memory_id;
+        perform memory_internal._add_evidence(v_tenant, v_paraphrased.memory_id, v_evidence);
         insert into memory.memory_merges (tenant_id, memory_id, agent_id, kind, content, similarity, merged)
         values (v_tenant, v_paraphrased.memory_id, remember.agent_id, remember.kind, v_text, v_paraphrased.similarity,
                 true);
@@ -231,12 +242,13 @@ begin
             where m.tenant_id = v_tenant and m.memory_id = v_before and (m.valid_to is null or m.valid_to > v_from);
         end if;
         insert into memory.memories (tenant_id, agent_id, kind, content, key, subjects, tags, importance, confidence,
-                                     status, valid_from, valid_to, canonical, turn_key, evidence_turns, supersedes)
+                                     status, valid_from, valid_to, canonical, turn_key, supersedes)
         values (v_tenant, remember.agent_id, remember.kind, v_text, v_key, v_subjects,
                 coalesce(remember.tags, '{}'), remember.importance, remember.confidence,
                 case when v_next is null then remember.status else 'superseded' end, v_from, v_next, v_canonical,
-                v_turn, v_evidence, v_before)
+                v_turn, v_before)
         returning memory.memories.memory_id into v_id;
+        perform memory_internal._add_evidence(v_tenant, v_id, v_evidence);
         -- The version after a backdated one now follows it.
         update memory.memories as m set supersedes = v_id
         where v_next is not null and m.tenant_id = v_tenant and m.agent_id = remember.agent_id and m.key = v_key

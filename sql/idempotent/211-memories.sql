@@ -2,6 +2,19 @@
 -- resolved and retracted, and the views an operator asks first (rules and preferences, open tasks,
 -- decisions).
 
+-- A memory's evidence turns, in order.
+create or replace function memory_internal._memory_evidence(tenant text, memory_id bigint) returns bigint[]
+language sql
+stable
+as $$
+    select coalesce(array_agg(e.turn_key order by e.turn_key), '{}')
+    from memory.memory_evidence as e
+    where e.tenant_id = tenant and e.memory_id = _memory_evidence.memory_id
+$$;
+
+comment on function memory_internal._memory_evidence(text, bigint) is
+'Internal: the turns a memory came from (memory.memory_evidence), in order.';
+
 -- A memory as the functions return it: its words, kind, key and period, the version it supersedes and the
 -- one that superseded it, the turn that carries its words and the turns it came from.
 create or replace view memory.memory_items as
@@ -27,7 +40,7 @@ select
         order by n.valid_from, n.memory_id limit 1
     ) as superseded_by,
     m.turn_key as turn_id,
-    m.evidence_turns as evidence_turn_ids,
+    memory_internal._memory_evidence(m.tenant_id, m.memory_id) as evidence_turn_ids,
     m.origin
 from memory.memories as m
 where m.tenant_id = (select memory.current_tenant());
@@ -69,7 +82,7 @@ as $$
     -- At as_of, a memory that held then is shown as it was then: active (what ended it came later).
     select m.memory_id, m.kind, m.importance,
            case when as_of is not null and m.status in ('superseded', 'resolved') then 'active' else m.status end,
-           m.evidence_turns
+           memory_internal._memory_evidence(m.tenant_id, m.memory_id)
     from memory.memories as m
     where m.tenant_id = tenant and m.turn_key = turn and m.status <> 'pending'
         and case

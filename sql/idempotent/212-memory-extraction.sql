@@ -50,8 +50,9 @@ begin
         select p.turn_key, p.kind, p.content
         from memory_internal._propose_memories(turns, answer) as p
         where not exists (
-            select from memory.memories as m
-            where m.tenant_id = tenant and m.agent_id = v_agent and m.evidence_turns @> array[p.turn_key]
+            select from memory.memory_evidence as e
+            inner join memory.memories as m on e.tenant_id = m.tenant_id and e.memory_id = m.memory_id
+            where e.tenant_id = tenant and e.turn_key = p.turn_key and m.agent_id = v_agent
                 and (
                     m.canonical = memory_internal._memory_canonical(p.kind, '{}', btrim(p.content))
                     or exists (
@@ -67,10 +68,11 @@ begin
         from memory.remember(v_proposal.content, v_proposal.kind, agent_id => v_agent, enrich => 'queue',
                              evidence => array[v_proposal.turn_key],
                              status => settings ->> 'extracted_memory_status') as r;
-        update memory.memories as m
-        set origin = case when v_memory.outcome = 'created' then settings ->> 'memory_extractor' else m.origin end,
-            evidence_turns = array(select distinct e from unnest(m.evidence_turns || v_proposal.turn_key) as e order by e)
-        where m.tenant_id = tenant and m.memory_id = v_memory.memory_id;
+        if v_memory.outcome = 'created' then
+            update memory.memories as m set origin = settings ->> 'memory_extractor'
+            where m.tenant_id = tenant and m.memory_id = v_memory.memory_id;
+        end if;
+        perform memory_internal._add_evidence(tenant, v_memory.memory_id, array[v_proposal.turn_key]);
     end loop;
 end
 $$;

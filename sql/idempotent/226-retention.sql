@@ -171,10 +171,10 @@ as $$
     extracted as (
         select x.memory_id, (
             select min(s.policy_id)
-            from memory.memories as m
-            inner join memory.turns as t on t.tenant_id = tenant and t.turn_key = any(m.evidence_turns)
+            from memory.memory_evidence as e
+            inner join memory.turns as t on t.tenant_id = e.tenant_id and t.turn_key = e.turn_key
             inner join selected as s on s.data = 'sessions' and s.session_key = t.session_key
-            where m.tenant_id = tenant and m.memory_id = x.memory_id
+            where e.tenant_id = tenant and e.memory_id = x.memory_id
         ) as policy_id
         from memory_internal._extracted_from(tenant, array(
             select t.turn_key from memory.turns as t

@@ -114,8 +114,9 @@ def test_turn_state_summaries_and_history_come_back(db, empty):
         ("Bo leads the security work.", "active", "Ana leads the security work."),
     ]
     evidence = (
-        "select m.content, array_agg(t.message_id) from memory.memories as m, unnest(m.evidence_turns) as e (k)"
-        " join memory.turns as t on t.turn_key = e.k group by 1 order by 1"
+        "select m.content, array_agg(t.message_id order by t.message_id) from memory.memories as m"
+        " join memory.memory_evidence as e using (tenant_id, memory_id)"
+        " join memory.turns as t on t.tenant_id = e.tenant_id and t.turn_key = e.turn_key group by 1 order by 1"
     )
     assert empty.execute(evidence).fetchall() == db.execute(evidence).fetchall()
     assert empty.execute("select aliases from memory.entities where normalized = 'postgresql'").fetchone() == (
@@ -146,8 +147,9 @@ def test_into_a_session_with_turns_of_its_own_records_name_the_right_turns(db, e
     )
     import_and_enrich(empty, export(db))
     evidence = (
-        "select m.content, array_agg(t.message_id order by t.message_id) from memory.memories as m,"
-        " unnest(m.evidence_turns) as e (k) join memory.turns as t on t.turn_key = e.k group by 1 order by 1"
+        "select m.content, array_agg(t.message_id order by t.message_id) from memory.memories as m"
+        " join memory.memory_evidence as e using (tenant_id, memory_id)"
+        " join memory.turns as t on t.tenant_id = e.tenant_id and t.turn_key = e.turn_key group by 1 order by 1"
     )
     assert empty.execute(evidence).fetchall() == db.execute(evidence).fetchall()
     judged = "select t.message_id from memory.feedback as f join memory.turns as t using (tenant_id, turn_key)"

@@ -32,6 +32,7 @@ TENANT_TABLES = [
     "feedback",
     "memories",
     "memory_merges",
+    "memory_evidence",
     "tombstones",
     "forgotten_sessions",
     "metric_counts",
@@ -52,7 +53,14 @@ def two_tenants(db, logins) -> Iterator[tuple[psycopg.Connection, Logins, dict]]
             {"role": "assistant", "content": f"Noted: the {tenant} launch codes are in the blue vault."},
         ]
         db.execute("select memory.commit('plans', %s, enrich => 'now')", (Json(messages),))
-        db.execute("select memory.remember(%s)", (f"{tenant} prefers tea",))
+        said = [{"role": "user", "content": f"{tenant} orders tea every morning"}]
+        db.execute("select memory.commit('drinks', %s)", (Json(said),))
+        db.execute(
+            "select memory.remember(%s, evidence => array(select t.turn_key from memory.turns as t"
+            " join memory.sessions as s using (tenant_id, session_key)"
+            " where t.tenant_id = memory.current_tenant() and s.session_id = 'drinks'))",
+            (f"{tenant} prefers tea",),
+        )
         db.execute("select memory.remember(%s)", (f"{tenant} prefers to drink tea",))  # merged: a paraphrase
         db.execute("select memory.commit('gone', %s)", (Json(messages),))
         db.execute("select memory.forget('gone')")  # a tombstone and a forgotten session
@@ -196,6 +204,9 @@ def writes(turn: int, memory: int, archive: int, policy: int) -> list[tuple[str,
         ("select * from memory.feedback(memory_id => %s, verdict => 'incorrect', agent_id => 'b')", (memory,)),
         ("select * from memory.feedback(memory_id => %s, verdict => 'stale')", (memory,)),
         ("update memory.memory_merges set content = 'owned' where tenant_id = 'globex'", ()),
+        ("delete from memory.memory_evidence where tenant_id = 'globex'", ()),
+        ("insert into memory.memory_evidence values ('globex', %s, %s)", (memory, turn + 1)),
+        ("select memory_internal._add_evidence('globex', %s, array[%s]::bigint[])", (memory, turn + 1)),
         ("update memory.memories set status = 'retracted' where tenant_id = 'globex'", ()),
         ("update memory.sessions set tier = 'cold' where tenant_id = 'globex'", ()),
         ("update memory.metric_counts set value = 1e9 where tenant_id = 'globex'", ()),
