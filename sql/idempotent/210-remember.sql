@@ -136,6 +136,33 @@ $$;
 comment on function memory_internal._add_evidence(text, bigint, bigint[]) is
 'Internal: adds turns to a memory''s evidence (memory.memory_evidence).';
 
+-- The memory an agent holds for a claim: current (under the key, when there is one), or awaiting review
+-- when the claim is a proposal (pending). Writers of one key (or, without a key, of one claim) of an agent
+-- take turns: this takes the lock they share, held to the end of the transaction.
+create or replace function memory_internal._held_claim(
+    tenant text, agent_id text, canonical bytea, key text, pending boolean
+) returns bigint
+language plpgsql
+as $$
+#variable_conflict use_column
+begin
+    perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(
+        concat_ws(chr(31), tenant, _held_claim.agent_id, coalesce(_held_claim.key, encode(_held_claim.canonical, 'hex'))), 0));
+    return (
+        select m.memory_id from memory.memories as m
+        where m.tenant_id = tenant and m.agent_id = _held_claim.agent_id and m.canonical = _held_claim.canonical
+            and m.valid_to is null and (_held_claim.key is null or m.key = _held_claim.key)
+            and (m.status in ('active', 'ongoing') or pending and m.status = 'pending')
+        order by m.status = 'pending', m.memory_id
+        limit 1
+    );
+end
+$$;
+
+comment on function memory_internal._held_claim(text, text, bytea, text, boolean) is
+'Internal: the memory an agent holds for a claim (current, or pending for a proposal), after taking the '
+'lock writers of the claim share.';
+
 create or replace function memory.remember(
     content text, kind text default 'fact', agent_id text default 'default', metadata jsonb default '{}',
     enrich text default 'now', key text default null, subjects text[] default '{}', tags text[] default '{}',
@@ -197,17 +224,8 @@ begin
     v_subjects := memory_internal._memory_subjects(coalesce(remember.subjects, '{}'));
     v_canonical := memory_internal._memory_canonical(remember.kind, v_subjects, v_text);
     v_evidence := memory_internal._evidence_turns(remember.evidence);
-    -- Writers of one key (or, without a key, of one claim) of an agent take turns.
-    perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(
-        concat_ws(chr(31), v_tenant, remember.agent_id, coalesce(v_key, encode(v_canonical, 'hex'))), 0));
-
     -- The same claim, current (or, for a proposal, awaiting review), is the same memory: nothing changes.
-    select m.memory_id into v_same from memory.memories as m
-    where m.tenant_id = v_tenant and m.agent_id = remember.agent_id and m.canonical = v_canonical
-        and m.valid_to is null and (v_key is null or m.key = v_key)
-        and (m.status in ('active', 'ongoing') or remember.status = 'pending' and m.status = 'pending')
-    order by m.status = 'pending', m.memory_id
-    limit 1;
+    v_same := memory_internal._held_claim(v_tenant, remember.agent_id, v_canonical, v_key, remember.status = 'pending');
     select null::bigint as memory_id, null::double precision as similarity into v_paraphrased;
     if v_same is null and v_settings ->> 'memory_dedup' <> 'off' then
         select * into v_paraphrased

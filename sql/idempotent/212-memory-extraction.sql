@@ -41,6 +41,7 @@ declare
     v_agent text := (select s.agent_id from memory.sessions as s where s.tenant_id = tenant and s.session_key = session);
     v_proposal record;
     v_memory memory.remembered;
+    v_held bigint;
 begin
     if memory.current_tenant() is distinct from tenant then
         raise exception 'agent_memory: extracting memories of tenant "%" as tenant "%"', tenant,
@@ -64,15 +65,23 @@ begin
         -- One order of the claims' locks for every worker.
         order by memory_internal._memory_canonical(p.kind, '{}', btrim(p.content)), p.turn_key
     loop
-        select r.* into v_memory
-        from memory.remember(v_proposal.content, v_proposal.kind, agent_id => v_agent, enrich => 'queue',
-                             evidence => array[v_proposal.turn_key],
-                             status => settings ->> 'extracted_memory_status') as r;
-        if v_memory.outcome = 'created' then
-            update memory.memories as m set origin = settings ->> 'memory_extractor'
-            where m.tenant_id = tenant and m.memory_id = v_memory.memory_id;
+        -- A claim held already gains the turn; remember() would find it the same way and change nothing.
+        v_held := memory_internal._held_claim(
+            tenant, v_agent, memory_internal._memory_canonical(v_proposal.kind, '{}', btrim(v_proposal.content)), null,
+            settings ->> 'extracted_memory_status' = 'pending'
+        );
+        if v_held is null then
+            select r.* into v_memory
+            from memory.remember(v_proposal.content, v_proposal.kind, agent_id => v_agent, enrich => 'queue',
+                                 evidence => array[v_proposal.turn_key],
+                                 status => settings ->> 'extracted_memory_status') as r;
+            v_held := v_memory.memory_id;
+            if v_memory.outcome = 'created' then
+                update memory.memories as m set origin = settings ->> 'memory_extractor'
+                where m.tenant_id = tenant and m.memory_id = v_held;
+            end if;
         end if;
-        perform memory_internal._add_evidence(tenant, v_memory.memory_id, array[v_proposal.turn_key]);
+        perform memory_internal._add_evidence(tenant, v_held, array[v_proposal.turn_key]);
     end loop;
 end
 $$;

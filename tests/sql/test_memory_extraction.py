@@ -89,6 +89,16 @@ def test_the_same_statement_in_another_session_adds_evidence_to_the_memory_held(
     assert evidence == [(3,)]
 
 
+def test_a_pending_statement_said_again_is_the_one_proposal_with_both_turns(db):
+    db.execute("set memory.extracted_memory_status = 'pending'")
+    commit(db)
+    commit(db, [{"role": "user", "content": "Remember that the staging database is read-only."}], "ops")
+    facts = db.execute(
+        "select status, cardinality(evidence_turn_ids), origin from memory.memory_items where kind = 'fact'"
+    ).fetchall()
+    assert facts == [("pending", 2, "patterns")]
+
+
 def test_pending_proposals_wait_for_review_outside_recall(db):
     db.execute("set memory.extracted_memory_status = 'pending'")
     commit(db)
