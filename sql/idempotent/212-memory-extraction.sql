@@ -70,18 +70,19 @@ begin
             tenant, v_agent, memory_internal._memory_canonical(v_proposal.kind, '{}', btrim(v_proposal.content)), null,
             settings ->> 'extracted_memory_status' = 'pending'
         );
-        if v_held is null then
-            select r.* into v_memory
-            from memory.remember(v_proposal.content, v_proposal.kind, agent_id => v_agent, enrich => 'queue',
-                                 evidence => array[v_proposal.turn_key],
-                                 status => settings ->> 'extracted_memory_status') as r;
-            v_held := v_memory.memory_id;
-            if v_memory.outcome = 'created' then
-                update memory.memories as m set origin = settings ->> 'memory_extractor'
-                where m.tenant_id = tenant and m.memory_id = v_held;
-            end if;
+        if v_held is not null then
+            perform memory_internal._add_evidence(tenant, v_held, array[v_proposal.turn_key]);
+            continue;
         end if;
-        perform memory_internal._add_evidence(tenant, v_held, array[v_proposal.turn_key]);
+        -- A new claim, or a paraphrase of one held: remember stores the turn as its evidence.
+        select r.* into v_memory
+        from memory.remember(v_proposal.content, v_proposal.kind, agent_id => v_agent, enrich => 'queue',
+                             evidence => array[v_proposal.turn_key],
+                             status => settings ->> 'extracted_memory_status') as r;
+        if v_memory.outcome = 'created' then
+            update memory.memories as m set origin = settings ->> 'memory_extractor'
+            where m.tenant_id = tenant and m.memory_id = v_memory.memory_id;
+        end if;
     end loop;
 end
 $$;
