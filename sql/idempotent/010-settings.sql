@@ -433,17 +433,24 @@ select
     s.default_value,
     s.description
 from memory.setting_definitions() as s
-left join lateral (
-    select
+-- The memory.* settings this session set: only those are read and checked (a handful, not every key).
+cross join (
+    select coalesce(pg_catalog.array_agg(pg_catalog.lower(n.name)), '{}') as names
+    from pg_catalog.unnest(memory_internal._session_setting_names()) as n (name)
+) as session_set
+-- memory.config read once: for each key, this tenant's row over the every-tenant one.
+left join (
+    select distinct on (c.key)
         c.key,
         c.value,
         c.tenant_id
     from memory.config as c
-    where c.key = s.key and c.tenant_id in ('', (select memory.current_tenant()))
-    order by c.tenant_id desc
-    limit 1
-) as c on true
-cross join lateral (select memory_internal._session_setting(s.key) as value) as session_value;
+    where c.tenant_id in ('', (select memory.current_tenant()))
+    order by c.key asc, c.tenant_id desc
+) as c on s.key = c.key
+cross join lateral (
+    select case when s.key = any(session_set.names) then memory_internal._session_setting(s.key) end as value
+) as session_value;
 
 comment on view memory.settings is
 'Every setting with the value in force for this session and where it comes from (session, tenant = '
