@@ -90,7 +90,10 @@ begin
     v_source := memory_internal._session_source_sha256(tenant, session);
 
     select * into v_model from memory_internal._embedding_model(v_settings);
-    if v_model is not null then
+    -- A model recorded already (and not retired) needs no registering: the common case, read cheaply.
+    if v_model is not null and not exists (
+        select from memory.embedding_models as m where m.model = v_model.model and m.state <> 'retired'
+    ) then
         perform memory_internal._register_model();
     end if;
 
