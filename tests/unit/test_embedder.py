@@ -55,3 +55,14 @@ def test_damaged_model_file_is_reported(tmp_path):
 def test_missing_model_file_is_reported(tmp_path):
     with pytest.raises(embedder.EmbedderUnavailable, match="missing"):
         embedder._checked(tmp_path / "absent.onnx", embedder.MODEL_SHA256)
+
+
+def test_pgvector_text_keeps_seven_significant_digits_of_each_number(model):
+    from agent_memory_db.embedding import as_pgvector
+
+    assert as_pgvector([0.5, -1.23456789e-8, 3.0]) == "[0.5,-1.234568e-08,3]"
+    assert as_pgvector([]) == "[]"
+    vector = model.embed(["The deploy failed."])[0]
+    parsed = [float(x) for x in as_pgvector(vector).strip("[]").split(",")]
+    assert len(parsed) == 384
+    assert all(math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9) for a, b in zip(parsed, vector, strict=True))
