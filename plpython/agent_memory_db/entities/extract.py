@@ -66,7 +66,7 @@ from agent_memory_db.entities.names import (
     PLACES,
     STOP_WORDS,
 )
-from agent_memory_db.entities.normalize import canonical_name, drop_invisible, normalize_entity
+from agent_memory_db.entities.normalize import ALIASES, canonical_name, drop_invisible, normalize_entity
 from agent_memory_db.sentences import ABBREVIATIONS, FENCE, INLINE_CODE
 
 ROLES = frozenset(["user", "assistant", "system", "tool", "developer", "function"])
@@ -177,10 +177,10 @@ class Word:
 class _Scan:
     """The text, which of its characters a rule has claimed, and the mentions found so far."""
 
-    def __init__(self, text: str, known: Mapping[str, str], longest: int) -> None:
+    def __init__(self, text: str, known: Mapping[str, str], longest: Mapping[str, int]) -> None:
         self.text = text
         self.known = known
-        self.longest = longest  # the most words of a gazetteer name
+        self.longest = longest  # first word -> the most words of a gazetteer name (or alias) it starts
         self.taken = bytearray(len(text))
         self.mentions: list[Mention] = []
 
@@ -325,7 +325,8 @@ def _gazetteer_match(run: list[Word], surface: str, known: Mapping[str, str]) ->
 def _gazetteer_run(scan: _Scan, words: list[Word], i: int) -> tuple[int, tuple[str, str] | None]:
     """The number of words from words[i] that name a gazetteer entry (the longest run) and the match,
     or (0, None)."""
-    for n in range(min(scan.longest, len(words) - i), 0, -1):
+    most = scan.longest.get(words[i].key.split(" ", 1)[0], 1)
+    for n in range(min(most, len(words) - i), 0, -1):
         if n == 1 or _adjacent(scan.text, words, i, i + n - 1):
             surface = scan.text[words[i].start : words[i + n - 1].end]
             match = _gazetteer_match(words[i : i + n], surface, scan.known)
@@ -463,9 +464,10 @@ def known_names(gazetteer: Mapping[str, str] | None) -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=64)
-def _known(gazetteer: tuple[tuple[str, str], ...]) -> tuple[dict[str, str], int]:
-    """known_names of a gazetteer, and the most words of one of its names: made once per gazetteer, not
-    once per turn."""
+def _known(gazetteer: tuple[tuple[str, str], ...]) -> tuple[dict[str, str], dict[str, int]]:
+    """known_names of a gazetteer, and for each first word of a name of several words (or of an alias,
+    which resolves to one) the most words such a name has: a run of words is looked up only as long as
+    a name could be. Made once per gazetteer, not once per turn."""
     known = dict(DEFAULT_GAZETTEER)
     for name, kind in gazetteer:
         if kind not in TYPES:
@@ -473,7 +475,11 @@ def _known(gazetteer: tuple[tuple[str, str], ...]) -> tuple[dict[str, str], int]
         if not entity_key(name):
             raise ValueError(f"the gazetteer name {name!r} is empty once normalized")
         known[entity_key(name)] = kind
-    return known, min(MAX_GAZETTEER_WORDS, max(key.count(" ") + 1 for key in known))
+    longest: dict[str, int] = {}
+    for key in [*known, *ALIASES]:
+        first, words = key.split(" ", 1)[0], key.count(" ") + 1
+        longest[first] = min(MAX_GAZETTEER_WORDS, max(words, longest.get(first, 1)))
+    return known, longest
 
 
 def _scan_fences(scan: _Scan) -> None:
