@@ -170,14 +170,19 @@ from (
 
 -- Whether a tenant's vectors belong in the HNSW graphs: once it holds more chunks than exact search
 -- serves. Below that recall scans them exactly, and a graph kept current for them would cost each
--- chunk enrichment writes about a millisecond for nothing.
+-- chunk enrichment writes about a millisecond for nothing. plpgsql, so its plan is kept (see
+-- memory_internal._settings_json).
 create or replace function memory_internal._in_graph(tenant text) returns boolean
-language sql
+language plpgsql
 stable
 as $$
-    select coalesce(sum(k.chunks), 0) > (memory.setting('exact_search_max_chunks'))::bigint
-    from memory.corpus as k
-    where k.tenant_id = tenant
+begin
+    return (
+        select coalesce(sum(k.chunks), 0) > (memory.setting('exact_search_max_chunks'))::bigint
+        from memory.corpus as k
+        where k.tenant_id = tenant
+    );
+end
 $$;
 
 comment on function memory_internal._in_graph(text) is

@@ -11,12 +11,14 @@ comment on function memory_internal._tsv_length(tsvector) is
 'Internal: the number of lexeme occurrences in a tsvector.';
 
 -- Adds (sign 1) or removes (sign -1) chunks from the statistics. Rows are touched in key order so
--- that concurrent enrichments lock them in the same order.
+-- that concurrent enrichments lock them in the same order. plpgsql, so its plans are kept (see
+-- memory_internal._settings_json).
 create or replace function memory_internal._count_chunks(
     tenants text[], agents text[], lengths integer[], tsvs tsvector[], sign integer
 ) returns void
-language sql
+language plpgsql
 as $$
+begin
     insert into memory.corpus as k (tenant_id, agent_id, chunks, total_length)
     select c.tenant_id, c.agent_id, sign * count(*), sign * sum(c.length)
     from unnest(tenants, agents, lengths) as c (tenant_id, agent_id, length)
@@ -38,6 +40,7 @@ as $$
 
     delete from memory.lexicon as l
     where sign < 0 and l.chunks <= 0 and l.tenant_id = any(tenants) and l.agent_id = any(agents);
+end
 $$;
 
 comment on function memory_internal._count_chunks(text[], text[], integer[], tsvector[], integer) is

@@ -222,9 +222,11 @@ comment on function memory_internal._enrich_session(text, bigint) is
 -- The session's vector: the normalized mean of its chunks' vectors under one model (no model call).
 -- Each chunk's vector is looked up by its whole key (a lateral subquery the limit keeps from being
 -- flattened): a join planned on a tenant's first, unanalyzed rows scanned all its vectors per chunk.
+-- plpgsql, not sql, for the same reason as memory_internal._settings_json: its plan is kept.
 create or replace function memory_internal._embed_session(tenant text, session bigint, model text) returns void
-language sql
+language plpgsql
 as $$
+begin
     insert into memory.session_embeddings as e (tenant_id, session_key, model, text_sha256, embedding, in_graph)
     select tenant, session, _embed_session.model,
            sha256(string_agg(c.text_sha256, '' order by c.turn_key, c.chunk_no)),
@@ -240,7 +242,8 @@ as $$
     having count(*) > 0
     on conflict on constraint session_embeddings_pkey do update
     set text_sha256 = excluded.text_sha256, embedding = excluded.embedding, in_graph = excluded.in_graph
-    where e.text_sha256 <> excluded.text_sha256
+    where e.text_sha256 <> excluded.text_sha256;
+end
 $$;
 
 comment on function memory_internal._embed_session(text, bigint, text) is
