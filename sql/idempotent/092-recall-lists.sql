@@ -45,9 +45,9 @@ comment on function memory_internal._turn_filter(
 -- The statement of a nearest-vector list over chunk_embeddings or session_embeddings ("e"): the query
 -- vector is $1, the tenant $2, the list's length $8 (other filters' parameters as
 -- memory_internal._candidate_chunks passes them). Exact search sorts every distance ("+ 0" keeps the HNSW
--- index out). Approximate search takes the nearest from the model's HNSW graph (with iterative scan, so
--- filters do not starve the list) and from the tenant's vectors not yet in the graph (memory_internal._in_graph),
--- scanned exactly, and keeps the nearest of both.
+-- index out). Approximate search takes the nearest from the model's HNSW graph (at half precision, with
+-- iterative scan, so filters do not starve the list) and from the tenant's vectors not yet in the graph
+-- (memory_internal._in_graph), scanned exactly, and keeps the nearest of both by their exact distance.
 create or replace function memory_internal._nearest_sql(
     relation text, keys text[], model text, dimensions integer, exact boolean, filter text
 ) returns text
@@ -57,6 +57,7 @@ as $$
 declare
     v_keys text := (select string_agg(format('e.%I', k), ', ') from unnest(keys) as k);
     v_distance text := format('e.embedding::vector(%s) <=> $1', dimensions);
+    v_graph_distance text := format('e.embedding::halfvec(%1$s) <=> $1::halfvec(%1$s)', dimensions);
     v_rows text := format('from memory.%I as e where e.model = %L and e.tenant_id = $2 %s', relation, model,
                           coalesce(filter, ''));
 begin
@@ -67,11 +68,11 @@ begin
             format('select %s %s order by (%s) + 0 limit $8', v_keys, v_rows, v_distance)
         else
             format('select u.* from ('
-                   '(select %1$s, %2$s as distance %3$s and e.in_graph order by %2$s limit $8) '
+                   '(select %1$s, %2$s as distance %3$s and e.in_graph order by %4$s limit $8) '
                    'union all '
                    '(select %1$s, (%2$s) + 0 as distance %3$s and not e.in_graph order by (%2$s) + 0 limit $8)'
                    ') as u order by u.distance limit $8',
-                   v_keys, v_distance, v_rows)
+                   v_keys, v_distance, v_rows, v_graph_distance)
         end
     );
 end
