@@ -249,6 +249,16 @@ def test_a_gazetteer_extends_and_overrides_the_default():
     }
 
 
+def test_names_of_several_words_match_whole_beside_shorter_names_with_the_same_first_word():
+    gazetteer = {"Acme": "org", "Acme Billing Service Platform": "project"}
+    text = "Acme Billing Service Platform is down. Acme pays on Amazon Web Services."
+    assert found(text, gazetteer=gazetteer) == {
+        "Acme Billing Service Platform": "project",
+        "Acme": "org",
+        "Amazon Web Services": "org",
+    }
+
+
 def test_a_gazetteer_type_must_be_one_of_the_twelve():
     with pytest.raises(ValueError, match="'product'"):
         extract_entities("x", gazetteer={"acme": "product"})
