@@ -62,6 +62,33 @@ def embed(
     return cache["local_embedder"].embed(texts, between_batches=between_batches)
 
 
+AHEAD = "vectors_ahead"
+
+
+def keep_ahead(cache: MutableMapping, owner: tuple[str, str], texts: Sequence[str], vectors: Sequence[str]) -> None:
+    """Keeps vectors (pgvector text) made ahead of the calls that will ask for them, for one owner
+    (tenant, model): they replace any kept before, so at most one batch is held."""
+    cache[AHEAD] = (owner, dict(zip(texts, vectors, strict=True)))
+
+
+def embed_text_form(
+    settings: dict,
+    texts: Sequence[str],
+    api_key: str | None,
+    cache: MutableMapping,
+    owner: tuple[str, str] | None,
+    between_batches: Callable[[], object] | None = None,
+) -> list[str]:
+    """Vectors for texts in pgvector's text form: those kept ahead for the same owner (tenant, model)
+    are taken as they are, the rest are embedded (in one call, each distinct text once)."""
+    kept_owner, kept = cache.get(AHEAD, (None, {}))
+    ready = kept if owner is not None and kept_owner == owner else {}
+    missing = list(dict.fromkeys(text for text in texts if text not in ready))
+    vectors = embed(settings, missing, api_key, cache, between_batches) if missing else []
+    made = dict(zip(missing, map(as_pgvector, vectors), strict=True))
+    return [ready[text] if text in ready else made[text] for text in texts]
+
+
 @functools.lru_cache(maxsize=8)
 def _vector_format(dimensions: int) -> str:
     return "[" + ",".join(["%.7g"] * dimensions) + "]"

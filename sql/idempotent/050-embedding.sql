@@ -108,17 +108,41 @@ try:
         rows = plpy.execute("select value, origin from memory_internal._secrets where name = 'openai_api_key'")
         stored = (rows[0]["value"], rows[0]["origin"]) if rows else None
         key = secrets.key_for("openai_api_key", config["openai_base_url"], stored)
+    # Vectors kept ahead (memory_internal._keep_vectors_ahead) are handed out to their tenant and model only.
+    model = embedding.model_of(config)
+    owner = None
+    if embedding.AHEAD in GD and model is not None:
+        owner = (plpy.execute("select memory.current_tenant() as t")[0]["t"], model.name)
     # Between batches a cancel or statement timeout takes effect (pg_sleep checks for interrupts).
-    vectors = embedding.embed(config, texts or [], key, GD, lambda: plpy.execute("select pg_catalog.pg_sleep(0)"))
+    return embedding.embed_text_form(config, texts or [], key, GD, owner,
+                                     lambda: plpy.execute("select pg_catalog.pg_sleep(0)"))
 except plpy.SPIError:
     raise
 except Exception as exc:
     plpy.error("agent_memory: embedding failed: %s" % exc)
-return [embedding.as_pgvector(v) for v in vectors]
 $$;
 
 comment on function memory_internal._embed_texts(text[], jsonb) is
-'Internal: embeds texts with the embedder the given settings choose.';
+'Internal: embeds texts with the embedder the given settings choose (those kept ahead for this tenant and '
+'model by memory_internal._keep_vectors_ahead are not embedded again).';
+
+-- Keeps vectors made ahead of the enrichment jobs that will ask for them (memory.work embeds the chunks
+-- of several sessions in one call: the model runs batches sorted across them), for this tenant and one
+-- model, replacing any kept before.
+create or replace function memory_internal._keep_vectors_ahead(model text, texts text[], vectors vector[])
+returns void
+language plpython3u
+as $$
+if GD.get("agent_memory_version") is None:
+    plpy.execute("select memory_internal._load_python()")
+from agent_memory_db import embedding
+embedding.keep_ahead(GD, (plpy.execute("select memory.current_tenant() as t")[0]["t"], model), texts or [],
+                     vectors or [])
+$$;
+
+comment on function memory_internal._keep_vectors_ahead(text, text[], vector[]) is
+'Internal: keeps vectors of texts for memory_internal._embed_texts to hand out in this backend (this tenant '
+'and model only; one batch at a time).';
 
 create or replace function memory.embed(texts text[]) returns vector[]
 language sql

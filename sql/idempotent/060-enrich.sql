@@ -56,6 +56,85 @@ $$;
 comment on function memory_internal._session_source_sha256(text, bigint) is
 'Internal: the hash of a session''s turns that its summary records (summaries.source_sha256).';
 
+-- A session's turns as the Python side reads them (chunking, summary, extraction), in order.
+create or replace function memory_internal._session_turns(tenant text, session bigint) returns jsonb
+language plpgsql
+stable
+as $$
+begin
+    return (
+        select coalesce(jsonb_agg(jsonb_build_object(
+                    'turn_key', t.turn_key, 'role', t.role, 'name', t.name, 'content', t.content,
+                    'tool_calls', t.tool_calls, 'entities', t.metadata -> 'entities')
+                    order by t.position), '[]')
+        from memory.turns as t where t.tenant_id = tenant and t.session_key = session
+    );
+end
+$$;
+
+comment on function memory_internal._session_turns(text, bigint) is
+'Internal: a session''s turns as JSON, in order, as chunking, summaries and extraction read them.';
+
+-- Of a session's chunks, those without a vector of the model for their text as it is now. Each is looked
+-- up by its key (a lateral subquery the limit keeps from being flattened): the plan is kept for the
+-- backend, and an anti join planned while the table was small would scan every vector of the tenant.
+create or replace function memory_internal._chunks_to_embed(
+    tenant text, turn_keys bigint[], chunk_nos integer[], texts text[], model text
+)
+returns table (turn_key bigint, chunk_no integer, text text)
+language plpgsql
+stable
+as $$
+begin
+    return query
+    select n.turn_key, n.chunk_no, n.text
+    from unnest(turn_keys, chunk_nos, texts) as n (turn_key, chunk_no, text)
+    left join lateral (
+        select true as embedded from memory.chunk_embeddings as e
+        where e.tenant_id = tenant and e.turn_key = n.turn_key and e.chunk_no = n.chunk_no
+            and e.model = _chunks_to_embed.model and e.text_sha256 = sha256(convert_to(n.text, 'UTF8'))
+        limit 1
+    ) as e on true
+    where e.embedded is null;
+end
+$$;
+
+comment on function memory_internal._chunks_to_embed(text, bigint[], integer[], text[], text) is
+'Internal: the chunks (of those given) that have no vector of the model for their current text.';
+
+-- Embeds what the enrichment of several sessions of this tenant will embed, in one call, and keeps the
+-- vectors for those enrichments (memory_internal._keep_vectors_ahead): sorted by length across the
+-- sessions, the model's batches waste less on padding and on per-batch work than a session at a time.
+-- Nothing is written; a session that changes meanwhile embeds what it lacks itself.
+create or replace function memory_internal._embed_sessions_ahead(tenant text, sessions bigint[]) returns void
+language plpgsql
+as $$
+declare
+    v_settings jsonb := memory_internal._settings_json();
+    v_model record;
+    v_texts text [];
+begin
+    select * into v_model from memory_internal._embedding_model(v_settings);
+    if v_model is null or v_model.provider = 'client' then
+        return;
+    end if;
+    select array_agg(distinct e.text) into v_texts
+    from unnest(sessions) as s (session_key)
+    cross join lateral (
+        select array_agg(n.turn_key) as keys, array_agg(n.chunk_no) as nos, array_agg(n.text) as texts
+        from memory_internal._chunk_turns(memory_internal._session_turns(tenant, s.session_key), v_settings) as n
+    ) as c
+    cross join lateral memory_internal._chunks_to_embed(tenant, c.keys, c.nos, c.texts, v_model.model) as e;
+    if v_texts is not null then
+        perform memory_internal._keep_vectors_ahead(v_model.model, v_texts,
+                                                    memory_internal._embed_texts(v_texts, v_settings));
+    end if;
+end
+$$;
+
+comment on function memory_internal._embed_sessions_ahead(text, bigint[]) is
+'Internal: embeds in one call the chunks the enrichment of these sessions will need, kept for it.';
+
 create or replace function memory_internal._enrich_session(tenant text, session bigint) returns void
 language plpgsql
 as $$
@@ -81,12 +160,7 @@ declare
     v_proposed text;
     v_in_graph boolean;
 begin
-    select coalesce(jsonb_agg(jsonb_build_object(
-                'turn_key', t.turn_key, 'role', t.role, 'name', t.name, 'content', t.content,
-                'tool_calls', t.tool_calls, 'entities', t.metadata -> 'entities')
-                order by t.position), '[]')
-    into v_turns
-    from memory.turns as t where t.tenant_id = tenant and t.session_key = session;
+    v_turns := memory_internal._session_turns(tenant, session);
     v_source := memory_internal._session_source_sha256(tenant, session);
 
     select * into v_model from memory_internal._embedding_model(v_settings);
@@ -105,12 +179,7 @@ begin
     from memory_internal._chunk_turns(v_turns, v_settings) as n;
     if v_model is not null and v_model.provider <> 'client' then
         select array_agg(n.text), array_agg(n.turn_key), array_agg(n.chunk_no) into v_texts, v_keys, v_chunks
-        from unnest(v_chunk_keys, v_chunk_nos, v_chunk_texts) as n (turn_key, chunk_no, text)
-        where not exists (
-            select from memory.chunk_embeddings as e
-            where e.tenant_id = tenant and e.turn_key = n.turn_key and e.chunk_no = n.chunk_no
-                and e.model = v_model.model and e.text_sha256 = sha256(convert_to(n.text, 'UTF8'))
-        );
+        from memory_internal._chunks_to_embed(tenant, v_chunk_keys, v_chunk_nos, v_chunk_texts, v_model.model) as n;
         if v_texts is not null then
             v_vectors := memory_internal._embed_texts(v_texts, v_settings);
         end if;

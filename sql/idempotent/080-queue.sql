@@ -64,6 +64,9 @@ declare
     v_worker text := pg_catalog.format('pid %s', pg_catalog.pg_backend_pid());
     v_job memory.jobs;
     v_jobs memory.jobs [];
+    v_index integer;
+    v_ahead bigint [] := '{}';
+    v_ahead_jobs bigint [];
     v_more boolean;
     v_error text;
     v_max_attempts integer := (memory.setting('queue_max_attempts'))::integer;
@@ -73,7 +76,35 @@ begin
     failed := 0;
     select pg_catalog.array_agg(c) into v_jobs from memory_internal._claim_jobs(max_jobs, v_worker) as c;
     commit;
-    foreach v_job in array coalesce(v_jobs, '{}') loop
+    for v_index in 1 .. coalesce(cardinality(v_jobs), 0) loop
+        v_job := v_jobs[v_index];
+        -- The chunks of this job's session and of the next enrich jobs of its tenant (ten sessions at
+        -- most) go through the model in one call, kept for those jobs: batches sorted across sessions
+        -- waste less than a session's own. Their job rows are held meanwhile (after their sessions' keys,
+        -- the lock order below), so no worker takes them when their lease runs out during the call. If
+        -- that call fails, each job embeds what it needs itself and a failure is its own, with its error.
+        if v_job.kind = 'enrich' and not v_job.session_key = any(v_ahead) then
+            select pg_catalog.array_agg(a.session_key order by a.ordinality),
+                   pg_catalog.array_agg(a.job_id order by a.ordinality)
+            into v_ahead, v_ahead_jobs
+            from (
+                select j.session_key, j.job_id, j.ordinality
+                from unnest(v_jobs[v_index:]) with ordinality as j
+                where j.kind = 'enrich' and j.tenant_id = v_job.tenant_id
+                order by j.ordinality
+                limit 10
+            ) as a;
+            begin
+                perform from memory.sessions as s where s.session_key = any(v_ahead) order by s.session_key
+                for key share;
+                perform from memory.jobs as j where j.job_id = any(v_ahead_jobs) order by j.job_id for update;
+                perform pg_catalog.set_config('memory.tenant_id', v_job.tenant_id, true);
+                perform memory_internal._embed_sessions_ahead(v_job.tenant_id, v_ahead);
+            exception when others then
+                null;  -- the jobs embed for themselves (see above)
+            end;
+            commit;
+        end if;
         -- Enrichment is derived data and a job whose completion was lost in a crash simply runs again,
         -- so its transaction need not wait for the WAL flush.
         perform pg_catalog.set_config('synchronous_commit', 'off', true);
@@ -82,9 +113,13 @@ begin
         -- One lock order for commit, forget and workers: the session row, then the rows of the session.
         -- A worker shares its session's key (commits go on; forget waits for the job), then holds its job
         -- row while it works, so a worker that finds the lease run out skips the job instead of running
-        -- it a second time. A job whose session was forgotten meanwhile is gone: nothing to do.
+        -- it a second time. A job whose session was forgotten meanwhile is gone, and one another worker
+        -- took once its lease had run out (between two transactions of this one) is that worker's:
+        -- nothing to do.
         perform from memory.sessions as s where s.session_key = v_job.session_key for key share;
-        perform from memory.jobs as j where j.job_id = v_job.job_id for update;
+        perform from memory.jobs as j
+        where j.job_id = v_job.job_id and j.leased_by = v_worker and j.status = 'running'
+        for update;
         if not found then
             commit;
             continue;

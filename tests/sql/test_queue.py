@@ -43,6 +43,28 @@ def test_work_takes_at_most_max_jobs(db):
     assert db.execute("select count(*) from memory.jobs where status = 'queued'").fetchone()[0] == 1
 
 
+def test_chunks_embedded_ahead_for_several_sessions_and_tenants_get_their_own_vectors(db):
+    said = {
+        "a": ["The billing job broke after the vendor call.", "Maria's team owns the search index."],
+        "b": ["The billing job broke after the vendor call.", "Nobody expected the outage on Friday."],
+    }
+    for tenant, texts in said.items():
+        db.execute("select set_config('memory.tenant_id', %s, false)", (tenant,))
+        for number, text in enumerate(texts):
+            db.execute("select memory.commit(%s, %s)", (f"s{number}", Json([{"role": "assistant", "content": text}])))
+    db.commit()
+    db.autocommit = True
+    assert work(db) == (4, 0)
+    rows = db.execute(
+        "select e.tenant_id, c.text, e.embedding <=> (memory.embed(array[c.text]))[1] "
+        "from memory.chunk_embeddings as e inner join memory.chunks as c using (tenant_id, turn_key, chunk_no)"
+    ).fetchall()
+    assert sorted((tenant, text) for tenant, text, _ in rows) == sorted(
+        (tenant, text) for tenant, texts in said.items() for text in texts
+    )
+    assert all(distance < 1e-6 for _, _, distance in rows)
+
+
 def fail_embedding(db):
     db.execute("set memory.embedder = 'openai'")
     db.execute("set memory.openai_base_url = 'http://127.0.0.1:9/v1'")  # nothing listens on the discard port

@@ -66,3 +66,41 @@ def test_pgvector_text_keeps_seven_significant_digits_of_each_number(model):
     parsed = [float(x) for x in as_pgvector(vector).strip("[]").split(",")]
     assert len(parsed) == 384
     assert all(math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9) for a, b in zip(parsed, vector, strict=True))
+
+
+def test_vectors_kept_ahead_are_handed_out_to_their_owner_only(model):
+    from agent_memory_db import embedding
+
+    settings = {"embedder": "local"}
+    cache = {"local_embedder": model}
+    tenant_a = ("a", embedder.MODEL_NAME)
+    embedding.keep_ahead(cache, tenant_a, ["kept"], ["[1,2,3]"])
+    fresh = embedding.as_pgvector(model.embed(["kept"])[0])
+
+    assert embedding.embed_text_form(settings, ["kept", "new"], None, cache, tenant_a)[0] == "[1,2,3]"
+    # Another tenant, another model, or no owner at all: the text is embedded, not taken from tenant a.
+    assert embedding.embed_text_form(settings, ["kept"], None, cache, ("b", embedder.MODEL_NAME)) == [fresh]
+    assert embedding.embed_text_form(settings, ["kept"], None, cache, ("a", "other-model")) == [fresh]
+    assert embedding.embed_text_form(settings, ["kept"], None, cache, None) == [fresh]
+
+
+def test_kept_vectors_replace_the_batch_before_and_repeated_texts_are_embedded_once(model):
+    from agent_memory_db import embedding
+
+    calls = []
+
+    class Counting:
+        def embed(self, texts, batch_size=8, between_batches=None):
+            calls.append(list(texts))
+            return model.embed(texts)
+
+    cache = {"local_embedder": Counting()}
+    owner = ("a", embedder.MODEL_NAME)
+    embedding.keep_ahead(cache, owner, ["first"], ["[1]"])
+    embedding.keep_ahead(cache, owner, ["second"], ["[2]"])
+    vectors = embedding.embed_text_form({"embedder": "local"}, ["second", "first", "first"], None, cache, owner)
+    assert vectors[0] == "[2]"
+    assert vectors[1] == vectors[2] != "[1]"
+    assert calls == [["first"]]
+    with pytest.raises(ValueError):
+        embedding.keep_ahead(cache, owner, ["one", "two"], ["[1]"])
