@@ -38,6 +38,22 @@ def fresh_database(name: str) -> str:
     return url
 
 
+ROLES = ("superuser", "app")
+APP_ROLE = "agent_memory_bench_app"
+
+
+def connect_as(url: str, role: str) -> str:
+    """The URL to measure with: the database's own superuser, or (app) a login granted memory_app, which
+    works as the tenant 'default' under row-level security, as an application is deployed."""
+    if role == "superuser":
+        return url
+    with psycopg.connect(url, autocommit=True) as conn:
+        if conn.execute("select 1 from pg_roles where rolname = %s", (APP_ROLE,)).fetchone() is None:
+            conn.execute(sql.SQL("create role {} login").format(sql.Identifier(APP_ROLE)))
+        conn.execute(sql.SQL("grant memory_app to {}").format(sql.Identifier(APP_ROLE)))
+    return url.replace("postgresql://postgres@", f"postgresql://{APP_ROLE}@", 1)
+
+
 def machine() -> dict:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     return {

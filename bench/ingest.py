@@ -1,11 +1,13 @@
 """Ingest benchmark: commit throughput and enrichment throughput with the local embedder.
 
-    .venv/bin/python bench/ingest.py --turns 10000 [--workers 2]
+    .venv/bin/python bench/ingest.py --turns 10000 [--workers 2] [--commit-only] [--role app]
 
 Commits synthetic conversations (sessions of 20 turns, batched one session per memory.commit call, each
 call its own transaction), then runs `--workers` connections calling memory.work() until the queue is
 empty, then embeds the very same chunk texts outside the database with the same model and the same
-number of threads, and prints and saves the ratio. Results: bench/results/ingest-<turns>.json.
+number of threads, and prints and saves the ratio. Results: bench/results/ingest-<turns>.json. With --role app
+the commits are made by a login granted memory_app (row-level security on, as an application is deployed; the
+results file then ends in -app.json); the workers are the database's superuser either way.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import random
 import time
 
 import psycopg
-from common import fresh_database, run_queue, save
+from common import ROLES, connect_as, fresh_database, run_queue, save
 from psycopg.types.json import Json
 
 SUBJECTS = [
@@ -133,12 +135,15 @@ def main() -> None:
     parser.add_argument("--per-session", type=int, default=20)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--commit-only", action="store_true", help="measure commit alone (ingest-commit-<turns>.json)")
+    parser.add_argument("--role", choices=ROLES, default="superuser", help="who commits (app: memory_app, RLS on)")
     args = parser.parse_args()
+    suffix = "" if args.role == "superuser" else f"-{args.role}"
     url = fresh_database("bench_ingest")
-    commit = commit_all(url, args.turns, args.per_session)
+    commit = commit_all(connect_as(url, args.role), args.turns, args.per_session)
+    commit["role"] = args.role
     print(f"commit: {commit['turns']} turns in {commit['seconds']} s = {commit['turns_per_second']} turns/s")
     if args.commit_only:
-        path = save(f"ingest-commit-{args.turns}.json", {"commit": commit})
+        path = save(f"ingest-commit-{args.turns}{suffix}.json", {"commit": commit})
         print(f"saved {path.relative_to(path.parents[2])}")
         return
     enrich = enrich_all(url, args.workers)
@@ -151,7 +156,8 @@ def main() -> None:
     ratio = round(enrich["chunks_per_second"] / raw["texts_per_second"], 3)
     print(f"enrichment / raw model = {ratio:.1%}")
     path = save(
-        f"ingest-{args.turns}.json", {"commit": commit, "enrich": enrich, "raw_model": raw, "enrich_over_raw": ratio}
+        f"ingest-{args.turns}{suffix}.json",
+        {"commit": commit, "enrich": enrich, "raw_model": raw, "enrich_over_raw": ratio},
     )
     print(f"saved {path.relative_to(path.parents[2])}")
 

@@ -1,6 +1,6 @@
 """Recall latency at scale, against the bare lower bound on the same data.
 
-    .venv/bin/python bench/recall_latency.py --turns 10000 100000 [--queries 200] [--reuse]
+    .venv/bin/python bench/recall_latency.py --turns 10000 100000 [--queries 200] [--reuse] [--role app]
 
 For each size, builds a database `bench_recall_<turns>` of one tenant and agent: sessions of 20 turns whose
 words follow a Zipf distribution whose head is PostgreSQL's English stop words and whose tail is 20,000
@@ -9,7 +9,9 @@ words (about half of all words) that full-text search drops, so full-text select
 committed and enriched through the product (memory.commit, memory.work). Then times
 memory.recall(query, k => 10) with the query embedded in the database, and in the same run the lower
 bound: one HNSW probe (top 100 by cosine) plus one GIN probe (100 chunks matching any query word) with
-the query vector computed beforehand. Writes bench/results/recall-latency.json.
+the query vector computed beforehand. Both are timed as the database's superuser, or with --role app as a
+login granted memory_app (row-level security on, as an application is deployed). Writes
+bench/results/recall-latency.json (recall-latency-app.json with --role app).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import time
 from pathlib import Path
 
 import psycopg
-from common import SERVER, fresh_database, run_queue, save
+from common import ROLES, SERVER, connect_as, fresh_database, run_queue, save
 from psycopg.types.json import Json
 
 SESSION_TURNS = 20
@@ -138,6 +140,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, nargs="+", default=[10000, 100000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--reuse", action="store_true", help="keep a database already built for a size")
+    parser.add_argument("--role", choices=ROLES, default="superuser", help="who recalls (app: memory_app, RLS on)")
     args = parser.parse_args()
 
     words = vocabulary()
@@ -151,7 +154,7 @@ def main() -> None:
             started = time.perf_counter()
             url = build(turns, words, weights)
             print(f"built {turns} turns in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-        results[str(turns)] = measure(url, queries)
+        results[str(turns)] = measure(connect_as(url, args.role), queries)
         r = results[str(turns)]
         print(
             f"{turns} turns ({r['chunks']} chunks): recall p50 {r['recall']['p50_ms']} ms p95 "
@@ -159,7 +162,8 @@ def main() -> None:
             f"{r['lower_bound']['p95_ms']} ms | query embedding p50 {r['query_embedding']['p50_ms']} ms | "
             f"ratio {r['recall_over_lower_bound_p50']}x"
         )
-    path = save("recall-latency.json", {"queries": args.queries, "sizes": results})
+    name = "recall-latency.json" if args.role == "superuser" else f"recall-latency-{args.role}.json"
+    path = save(name, {"queries": args.queries, "role": args.role, "sizes": results})
     print(f"saved {path.relative_to(path.parents[2])}")
 
 
