@@ -4,8 +4,8 @@ Embeddings are deterministic (from each text's hash); chat answers with a fixed 
 /rerank scores each document by word overlap with the query (rerank_score), best first, honouring top_n,
 in the Cohere shape or, with rerank_shape = "tei", in TEI's bare-list shape; rerank_reply, when set,
 is sent instead as it is (for malformed answers).
-`fail_next` makes the next requests fail with a status, to test retries; `redirect_to`, when set,
-answers every request with a 307 to that URL; `delay` (seconds) holds
+`fail_next` makes the next requests fail with a status (and an error body with `fail_message`), to test
+retries; `redirect_to`, when set, answers every request with a 307 to that URL; `delay` (seconds) holds
 every answer back, to test timeouts (cut short when the server stops).
 """
 
@@ -39,6 +39,7 @@ class Stub:
         self.dimensions = dimensions
         self.requests: list[tuple[str, dict, str | None]] = []
         self.fail_next: list[int] = []
+        self.fail_message = "try again"
         self.delay = 0.0
         self.rerank_shape = "cohere"
         self.rerank_reply: object | None = None
@@ -64,7 +65,7 @@ class Stub:
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                 elif stub.fail_next:
-                    self.reply(stub.fail_next.pop(0), {"error": {"message": "try again"}})
+                    self.reply(stub.fail_next.pop(0), {"error": {"message": stub.fail_message}})
                 elif self.path.endswith("/embeddings"):
                     data = [
                         {"index": i, "embedding": fake_vector(t, stub.dimensions)} for i, t in enumerate(body["input"])

@@ -3,11 +3,14 @@ they share (post_json, also used by rerank.py), and the reading of a chat answer
 
 Standard library only. Only http and https URLs with a host are called, and redirects are not
 followed (a key must not travel to where a redirect points). Retries connection failures, 429 and
-5xx answers with exponential backoff; other answers are errors that keep the server's message.
+5xx answers with exponential backoff; other answers are errors. An error's message says what failed and
+how (the HTTP status and its standard phrase, a timeout), never what the endpoint wrote, because it
+reaches tenants; its detail adds the URL and the endpoint's own words, for the server log.
 """
 
 from __future__ import annotations
 
+import http
 import json
 import re
 import time
@@ -20,7 +23,21 @@ from typing import Any
 
 
 class ProviderError(RuntimeError):
-    """The endpoint failed or answered with something unusable."""
+    """The endpoint failed or answered with something unusable. str() is the summary a tenant may see;
+    `detail` is the whole story (the URL, the body the endpoint sent: a provider's 401 may echo the key,
+    masked), for the server log and administrators."""
+
+    def __init__(self, message: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.detail = detail or message
+
+
+def _status(code: int) -> str:
+    """An HTTP status with its standard phrase: 401 Unauthorized."""
+    try:
+        return f"{code} {http.HTTPStatus(code).phrase}"
+    except ValueError:
+        return str(code)
 
 
 SCHEMES = ("http", "https")
@@ -61,15 +78,15 @@ def post_json(
     """POST payload as JSON to the full url and return the decoded JSON answer.
 
     Connection failures, timeouts, 429 and 5xx are retried `retries` times with exponential backoff;
-    the last failure, or any other error answer, is a ProviderError that names the url and keeps
-    the server's message.
+    the last failure, or any other error answer, is a ProviderError whose detail names the url and
+    keeps the endpoint's message.
     """
     check_url(url)
     headers = {"Content-Type": "application/json"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
     body = json.dumps(payload).encode()
-    last = ""
+    last, last_detail = "", ""
     for attempt in range(retries + 1):
         if attempt:
             wait(backoff * 2 ** (attempt - 1))
@@ -80,16 +97,23 @@ def post_json(
         except urllib.error.HTTPError as exc:
             if 300 <= exc.code < 400:
                 location = exc.headers.get("Location") if exc.headers else None
-                raise ProviderError(f"{url} answered {exc.code}: redirect to {location} not followed") from exc
-            detail = exc.read().decode(errors="replace")[:500]
-            last = f"{url} answered {exc.code}: {detail}"
+                raise ProviderError(
+                    f"the endpoint answered {_status(exc.code)}, a redirect, not followed",
+                    f"{url} answered {exc.code}: redirect to {location} not followed",
+                ) from exc
+            said = exc.read().decode(errors="replace")[:500]
+            last, last_detail = f"the endpoint answered {_status(exc.code)}", f"{url} answered {exc.code}: {said}"
             if exc.code != 429 and exc.code < 500:
                 break
         except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-            last = f"{url} failed: {getattr(exc, 'reason', exc)}"
+            reason = getattr(exc, "reason", exc)
+            last, last_detail = f"the endpoint could not be reached: {reason}", f"{url} failed: {reason}"
         except json.JSONDecodeError as exc:
-            raise ProviderError(f"{url} answered with invalid JSON: {exc}") from exc
-    raise ProviderError(f"{last} (after {attempt + 1} attempt{'s' if attempt else ''})")
+            raise ProviderError(
+                "the endpoint answered with invalid JSON", f"{url} answered with invalid JSON: {exc}"
+            ) from exc
+    attempts = f" (after {attempt + 1} attempt{'s' if attempt else ''})"
+    raise ProviderError(last + attempts, last_detail + attempts)
 
 
 @dataclass(frozen=True)
@@ -113,7 +137,10 @@ def embed(endpoint: Endpoint, model: str, texts: Sequence[str], dimensions: int)
         rows = sorted(answer["data"], key=lambda row: row["index"])
         vectors = [list(map(float, row["embedding"])) for row in rows]
     except (KeyError, TypeError, ValueError) as exc:
-        raise ProviderError(f"unexpected embeddings answer: {str(answer)[:300]}") from exc
+        raise ProviderError(
+            "the endpoint's embeddings answer has no data[].embedding list",
+            f"unexpected embeddings answer: {str(answer)[:300]}",
+        ) from exc
     if len(vectors) != len(texts):
         raise ProviderError(f"asked for {len(texts)} embeddings, got {len(vectors)}")
     for vector in vectors:
@@ -147,4 +174,7 @@ def chat(endpoint: Endpoint, model: str, messages: list[dict]) -> str:
     try:
         return str(answer["choices"][0]["message"]["content"])
     except (KeyError, IndexError, TypeError) as exc:
-        raise ProviderError(f"unexpected chat answer: {str(answer)[:300]}") from exc
+        raise ProviderError(
+            "the endpoint's chat answer has no choices[0].message.content",
+            f"unexpected chat answer: {str(answer)[:300]}",
+        ) from exc

@@ -51,10 +51,12 @@ def rerank(
 
 
 def scores_of(answer: Any, count: int, url: str = "the endpoint") -> list[float | None]:
-    """Scores aligned with `count` documents from either answer shape; ProviderError naming the problem."""
+    """Scores aligned with `count` documents from either answer shape; ProviderError naming the problem
+    (what the endpoint sent is in its detail only)."""
 
-    def bad(problem: str) -> ProviderError:
-        return ProviderError(f"rerank answer from {url}: {problem}")
+    def bad(problem: str, sent: str = "") -> ProviderError:
+        detail = f"rerank answer from {url}: {problem}" + (f": {sent}" if sent else "")
+        return ProviderError(f"rerank answer: {problem}", detail)
 
     if isinstance(answer, dict) and "results" in answer:
         results, key = answer["results"], "relevance_score"
@@ -63,20 +65,20 @@ def scores_of(answer: Any, count: int, url: str = "the endpoint") -> list[float 
     elif isinstance(answer, list):
         results, key = answer, "score"
     else:
-        raise bad(f'expected {{"results": [...]}} or a list, got {str(answer)[:200]}')
+        raise bad('expected {"results": [...]} or a list', str(answer)[:200])
     scores: list[float | None] = [None] * count
     for position, result in enumerate(results):
         if not isinstance(result, dict):
             raise bad(f"result {position} is {type(result).__name__}, not an object")
         index = result.get("index")
         if isinstance(index, bool) or not isinstance(index, int):
-            raise bad(f"result {position} has no integer index: {index!r}")
+            raise bad(f"result {position} has no integer index", repr(index))
         if not 0 <= index < count:
             raise bad(f"index {index} is out of range for {count} documents")
         if scores[index] is not None:
             raise bad(f"index {index} appears more than once")
         score = result.get(key)
         if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
-            raise bad(f"{key} of index {index} is not a finite number: {score!r}")
+            raise bad(f"{key} of index {index} is not a finite number", repr(score))
         scores[index] = float(score)
     return scores

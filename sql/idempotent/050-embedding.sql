@@ -89,6 +89,22 @@ as $$ select * from memory_internal._embedding_model(memory_internal._settings_j
 
 comment on function memory.embedding_model() is
 'The embedding model the settings choose (provider, model, dimensions); no row when embedder = none.';
+-- Writes a line to the server log and never to the client, whatever its client_min_messages: the whole
+-- story of an endpoint's failure, which may hold what the endpoint wrote (a provider's 401 may echo the key,
+-- masked), is for the administrators who read the log. Tenants get the summary (the status and a fixed
+-- message).
+create or replace function memory_internal._server_log(message text) returns void
+language plpgsql
+set client_min_messages = error
+as $$
+begin
+    raise log 'agent_memory: %', message;
+end
+$$;
+
+comment on function memory_internal._server_log(text) is
+'Internal: writes a line to the server log only (never sent to the client).';
+
 
 -- Runs as the owner so the endpoint's key can be read; it returns only vectors. The key goes only to the
 -- origin it was stored for, and which endpoint and model are used is the administrator's choice (settings
@@ -100,7 +116,7 @@ as $$
 if GD.get("agent_memory_version") is None:
     plpy.execute("select memory_internal._load_python()")
 import json
-from agent_memory_db import embedding, secrets
+from agent_memory_db import embedding, openai_compat, secrets
 config = json.loads(plpy.execute(plpy.prepare("select memory_internal._trusted_settings($1) as s", ["jsonb"]), [settings])[0]["s"])
 try:
     key = None
@@ -117,6 +133,8 @@ try:
     return embedding.embed_text_form(config, texts or [], key, GD, owner,
                                      lambda: plpy.execute("select pg_catalog.pg_sleep(0)"))
 except plpy.SPIError:
+    if isinstance(exc, openai_compat.ProviderError):
+        plpy.execute(plpy.prepare("select memory_internal._server_log($1)", ["text"]), ["embedding failed: " + exc.detail])
     raise
 except Exception as exc:
     plpy.error("agent_memory: embedding failed: %s" % exc)

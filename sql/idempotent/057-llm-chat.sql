@@ -27,6 +27,7 @@ stored = (rows[0]["value"], rows[0]["origin"]) if rows else None
 try:
     key = secrets.key_for("openai_api_key", config["openai_base_url"], stored)
     return openai_compat.chat(embedding.endpoint(config, key), config["openai_chat_model"], chosen.messages(json.loads(turns)))
+    plpy.execute(plpy.prepare("select memory_internal._server_log($1)", ["text"]), ["%s failed: %s" % (chosen.label, exc.detail)])
 except openai_compat.ProviderError as exc:
     plpy.error("agent_memory: %s failed: %s" % (chosen.label, exc))
 $$;

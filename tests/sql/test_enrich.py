@@ -1,7 +1,10 @@
 """Enrichment: chunks with context, embeddings, summaries, skipping unchanged work, other providers."""
 
+import uuid
+
 import psycopg
 import pytest
+from conftest import SERVER
 from psycopg.types.json import Json
 
 CHAT = [
@@ -166,11 +169,18 @@ def test_openai_embedder_retries_a_server_error(db, http_stub):
     assert db.execute("select count(*) from memory.chunk_embeddings").fetchone()[0] == 4
 
 
-def test_openai_embedder_failure_is_an_error_that_keeps_the_servers_message(db, http_stub):
+def test_openai_embedder_failure_names_the_status_and_logs_the_servers_words(db, http_stub):
+    # What an endpoint wrote may echo the key (masked): it goes to the server log, not to the caller.
     http_stub.embed_for(db)
     http_stub.fail_next = [500, 500, 500]
-    with pytest.raises(psycopg.Error, match=r"answered 500.*try again.*after 3 attempts"):
+    http_stub.fail_message = f"try again {uuid.uuid4().hex}"
+    logged_before = SERVER.log_file.stat().st_size
+    with pytest.raises(psycopg.Error, match=r"answered 500 Internal Server Error \(after 3 attempts\)") as failed:
         commit(db)
+    assert http_stub.fail_message not in str(failed.value)
+    with SERVER.log_file.open("rb") as log:
+        log.seek(logged_before)
+        assert http_stub.fail_message in log.read().decode(errors="replace")
 
 
 def test_openai_dimension_mismatch_is_an_error(db, http_stub):

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from conftest import Logins
+from conftest import SERVER, Logins
 from http_stub import Stub
 from psycopg import sql
 from psycopg.types.json import Json, Jsonb
@@ -532,3 +532,61 @@ def test_bad_administration_input_is_refused_by_name(db, call, error):
     db.rollback()
     assert db.execute("select count(*) from memory_internal._secrets").fetchone()[0] == 0
     assert db.execute("select count(*) from memory.tenant_roles").fetchone()[0] == 0
+
+
+def told(conn: psycopg.Connection, query: str, params: tuple = ()) -> str:
+    """Everything a statement tells its caller: the rows, or the whole error (message, detail, hint, context)."""
+    try:
+        with conn.transaction():
+            cursor = conn.execute(query, params)
+            return repr(cursor.fetchall() if cursor.description else [])
+    except psycopg.Error as error:
+        d = error.diag
+        return " | ".join(str(x) for x in (d.message_primary, d.message_detail, d.message_hint, d.context) if x)
+
+
+def test_an_endpoints_words_never_reach_a_tenant(db, logins, capsys):
+    """A provider's error body may echo the key, masked: tenants see the status, the server log the body."""
+    db.commit()
+    db.autocommit = True
+    acme = logins.create(tenant="acme")
+    echoed = "Incorrect API key provided: sk-own***" + uuid.uuid4().hex[:8]
+    said = Json([{"role": "user", "content": "the launch codes are in the blue vault"}])
+    with Stub() as endpoint:
+        settings = {
+            "embedder": "openai",
+            "openai_base_url": endpoint.base_url,
+            "openai_embedding_model": "stub-embed",
+            "openai_embedding_dimensions": endpoint.dimensions,
+            "http_retries": 0,
+            "rerank": "http",
+            "rerank_url": endpoint.rerank_url,
+        }
+        for key, value in settings.items():
+            db.execute("insert into memory.config (key, value) values (%s, %s)", (key, Jsonb(value)))
+        db.execute("select memory.set_secret('openai_api_key', %s)", (SECRET,))
+        db.execute("select memory.set_secret('rerank_api_key', %s)", (SECRET,))
+        acme.execute("select memory.commit('plans', %s, enrich => 'now')", (said,))
+        endpoint.fail_message = echoed
+        logged_before = SERVER.log_file.stat().st_size
+        answers = []
+        for failures, query in (
+            ([401], "select memory.commit('more', %s, enrich => 'now')"),
+            ([401], "select memory.embed(array['launch codes'])"),
+            ([401, 401], "select components from memory.recall('launch codes')"),
+            ([401], "select memory.remember('The vault is blue.')"),
+        ):
+            endpoint.fail_next = failures
+            answers.append(told(acme, query, (said,) if "%s" in query else ()))
+        acme.execute("select memory.commit('queued', %s)", (said,))
+        endpoint.fail_next = [401]
+        db.execute("call memory.work(10)")
+        answers += [told(acme, "select last_error from memory.jobs"), told(acme, "select * from memory.queue_status")]
+    assert "401 Unauthorized" in answers[0] and "401 Unauthorized" in answers[2]  # the status is told
+    reached = [answer for answer in answers if echoed in answer or SECRET in answer]
+    assert reached == []
+    with SERVER.log_file.open("rb") as log:
+        log.seek(logged_before)
+        assert echoed in log.read().decode(errors="replace")
+    with capsys.disabled():
+        print(f"\n  {len(answers)} endpoint failures seen by a tenant: {len(reached)} carried the endpoint's words")

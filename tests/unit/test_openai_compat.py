@@ -41,14 +41,24 @@ def test_waits_between_retries_go_through_the_wait_hook(stub, monkeypatch):
 
 def test_client_errors_are_not_retried(stub):
     stub.fail_next = [401]
-    with pytest.raises(ProviderError, match=r"answered 401.*after 1 attempt"):
+    with pytest.raises(ProviderError, match=r"answered 401 Unauthorized \(after 1 attempt\)"):
         embed(Endpoint(stub.base_url, backoff=0.01), "m", ["a"], 4)
     assert len(stub.requests) == 1
 
 
-def test_unreachable_endpoint_is_named():
-    with pytest.raises(ProviderError, match=r"127\.0\.0\.1:9"):
+def test_an_error_answer_is_summarized_and_its_body_kept_for_the_log(stub):
+    stub.fail_next = [401]
+    stub.fail_message = "Incorrect API key provided: sk-abc1***********wxyz"
+    with pytest.raises(ProviderError) as refused:
+        embed(Endpoint(stub.base_url, "sk-abc123", retries=0), "m", ["a"], 4)
+    assert str(refused.value) == "the endpoint answered 401 Unauthorized (after 1 attempt)"
+    assert "sk-abc1***" in refused.value.detail and stub.base_url in refused.value.detail
+
+
+def test_unreachable_endpoint_is_named_in_the_detail():
+    with pytest.raises(ProviderError, match="could not be reached") as failed:
         embed(Endpoint("http://127.0.0.1:9/v1", retries=0), "m", ["a"], 4)
+    assert "127.0.0.1:9" in failed.value.detail and "127.0.0.1" not in str(failed.value)
 
 
 def test_chat_returns_the_message_content(stub):

@@ -1,5 +1,7 @@
 """A key goes only to the origin it was stored for, only over http or https, never after a redirect."""
 
+import re
+
 import pytest
 from http_stub import Stub
 
@@ -58,7 +60,8 @@ def test_a_redirect_is_not_followed_with_the_key():
     with Stub() as target, Stub() as redirecting:
         redirecting.redirect_to = target.base_url + "/embeddings"
         refused = r"answered 307: redirect to http://127\.0\.0\.1:\d+/v1/embeddings not followed"
-        with pytest.raises(ProviderError, match=refused):
+        with pytest.raises(ProviderError, match="answered 307 Temporary Redirect, a redirect, not followed") as error:
             post_json(redirecting.base_url + "/embeddings", {"input": ["x"], "model": "m"}, api_key="sk-1", retries=0)
+        assert re.search(refused, error.value.detail)
         assert [auth for _, _, auth in redirecting.requests] == ["Bearer sk-1"]
         assert target.requests == []
