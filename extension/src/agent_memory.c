@@ -39,8 +39,9 @@ agent_memory_session_setting_names(PG_FUNCTION_ARGS)
 		struct config_generic *variable = variables[i];
 		const char *value;
 
+		/* Setting names are matched in any case: set_config('MEMORY.x', ...) is memory.x. */
 		if (!(variable->flags & GUC_CUSTOM_PLACEHOLDER) ||
-			strncmp(variable->name, PREFIX, strlen(PREFIX)) != 0)
+			pg_strncasecmp(variable->name, PREFIX, strlen(PREFIX)) != 0)
 			continue;
 		value = GetConfigOption(variable->name, true, false);
 		if (value == NULL || value[0] == '\0')

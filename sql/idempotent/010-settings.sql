@@ -211,6 +211,23 @@ $$;
 comment on function memory_internal._check_set_by(text, text) is
 'Internal: refuses a session''s or a call''s value of an administrator''s setting unless the login administers.';
 
+-- The text search configuration a name stands for, or null when it names none (an unknown name, an unknown
+-- schema, or not a name at all).
+create or replace function memory_internal._regconfig_or_null(name text) returns regconfig
+language plpgsql
+stable
+as $$
+begin
+    return name::regconfig;
+exception when undefined_object or invalid_name or syntax_error or invalid_schema_name
+    or invalid_text_representation then
+    return null;
+end
+$$;
+
+comment on function memory_internal._regconfig_or_null(text) is
+'Internal: the text search configuration a name stands for, or null if it names none.';
+
 -- The value checked against its definition; raises an error that names the key and the problem.
 create or replace function memory_internal._validated_setting(p_key text, p_value jsonb) returns jsonb
 language plpgsql
@@ -239,13 +256,22 @@ begin
     if d.value_type <> 'array' and d.allowed is not null and not d.allowed @> jsonb_build_array(p_value) then
         raise exception 'agent_memory: setting "%" must be one of %, got %', p_key, d.allowed, p_value;
     end if;
-    if p_key = 'text_search_config' then
+    -- A number a double precision cannot hold (1e-400, 1e400) would fail where it is used, not here.
+    if d.value_type = 'number' then
         begin
-            perform (p_value #>> '{}')::regconfig;
-        exception when undefined_object or invalid_name or syntax_error then
-            raise exception 'agent_memory: setting "text_search_config" must name a text search configuration '
-                'of this database (see pg_ts_config), got %', p_value;
+            perform (p_value #>> '{}')::double precision;
+        exception when numeric_value_out_of_range then
+            raise exception 'agent_memory: setting "%" must be a number a double precision holds (0, or between '
+                '1e-307 and 1e308 in size), got %', p_key, p_value;
         end;
+    end if;
+    -- A name, not a number: regconfig reads digits as an object id, which it does not check.
+    if p_key = 'text_search_config' and not exists (
+        select from pg_catalog.pg_ts_config as c
+        where (p_value #>> '{}') !~ '^\s*[0-9]+\s*$' and c.oid = memory_internal._regconfig_or_null(p_value #>> '{}')
+    ) then
+        raise exception 'agent_memory: setting "text_search_config" must name a text search configuration '
+            'of this database (see pg_ts_config), got %', p_value;
     end if;
     if p_key = 'entity_gazetteer' and exists (
         select from jsonb_each(p_value) as g

@@ -34,6 +34,12 @@ as $$
             and (jsonb_typeof(message -> 'created_at') <> 'string'
                  or message ->> 'created_at' !~ '^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*(Z|z|[+-]\d{2}(:?\d{2})?)?$')
             then format('has created_at %s, which is not an ISO 8601 timestamp', message -> 'created_at')
+        -- (A later branch is evaluated only when the ones before it are false: tokens is a number there.)
+        when jsonb_typeof(message -> 'tokens') not in ('number', 'null')
+            then format('has tokens %s, which is not a whole number from 0 to 2147483647', message -> 'tokens')
+        when not ((message ->> 'tokens')::numeric between 0 and 2147483647
+                  and (message ->> 'tokens')::numeric = trunc((message ->> 'tokens')::numeric))
+            then format('has tokens %s, which is not a whole number from 0 to 2147483647', message -> 'tokens')
         when message -> 'metadata' is not null and jsonb_typeof(message -> 'metadata') <> 'object'
             then 'has metadata that is not a JSON object'
         when message -> 'name' is not null and jsonb_typeof(message -> 'name') not in ('string', 'null')
@@ -97,21 +103,25 @@ $$;
 comment on function memory_internal._check_identifier(text, text) is
 'Internal: refuses an identifier (session_id, agent_id, ...) over 1,000 characters, naming it.';
 
--- Whether a JSON value converts to jsonb (it does not when it holds the escape of a NUL character).
-create or replace function memory_internal._parses_as_jsonb(value json) returns boolean
+-- Why a JSON value does not convert to jsonb, or null when it does: it holds the escape of a NUL character
+-- (\u0000), or of half a surrogate pair (\ud800), which json accepts and jsonb does not.
+create or replace function memory_internal._jsonb_problem(value json) returns text
 language plpgsql
 immutable
 as $$
 begin
     perform value::jsonb;
-    return true;
-exception when untranslatable_character then
-    return false;
+    return null;
+exception
+    when untranslatable_character then
+        return 'contains a NUL character (\u0000)';
+    when invalid_text_representation then
+        return 'contains a \u escape that is not a character (half of a surrogate pair, such as \ud800)';
 end
 $$;
 
-comment on function memory_internal._parses_as_jsonb(json) is
-'Internal: whether a JSON value converts to jsonb (false when it holds a NUL character).';
+comment on function memory_internal._jsonb_problem(json) is
+'Internal: why a JSON value does not convert to jsonb (a NUL character, half a surrogate pair), or null.';
 
 create or replace function memory.commit(
     session_id text,
@@ -166,17 +176,20 @@ begin
     end if;
 
     -- jsonb cannot hold a NUL character (the JSON escape \u0000; the six characters of a C escape in a
-    -- code snippet are "\\u0000" in JSON and are fine): find the message that has one, then use the
-    -- array parsed once as jsonb for every further step.
+    -- code snippet are "\\u0000" in JSON and are fine) or half a surrogate pair (\ud800): find the message
+    -- that has one, then use the array parsed once as jsonb for every further step.
     begin
         v_messages := commit.messages::jsonb;
-    exception when untranslatable_character then
-        select m.n - 1 as index into v_problem
-        from json_array_elements(commit.messages) with ordinality as m (message, n)
-        where not memory_internal._parses_as_jsonb(m.message)
-        order by m.n
+    exception when untranslatable_character or invalid_text_representation then
+        select p.index, p.problem into v_problem
+        from (
+            select m.n - 1 as index, memory_internal._jsonb_problem(m.message) as problem
+            from json_array_elements(commit.messages) with ordinality as m (message, n)
+        ) as p
+        where p.problem is not null
+        order by p.index
         limit 1;
-        raise exception 'agent_memory: message % contains a NUL character (\u0000)', v_problem.index
+        raise exception 'agent_memory: message % %', v_problem.index, v_problem.problem
             using errcode = 'invalid_parameter_value';
     end;
     perform memory_internal._check_identifier('session_id', commit.session_id);

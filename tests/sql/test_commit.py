@@ -127,6 +127,11 @@ BAD = [
         'message 0 has created_at "2024-01-01T00:00:00+99", which is not a valid time',
     ),
     ("not a list", "messages must be a JSON array"),
+    ([CHAT[0], {"role": "user", "content": "a\ud800b"}], "message 1 contains a \\u escape that is not a character"),
+    ([{"role": "user", "content": "x", "tokens": 1.5}], "message 0 has tokens 1.5, which is not a whole number"),
+    ([{"role": "user", "content": "x", "tokens": "12"}], 'message 0 has tokens "12", which is not a whole number'),
+    ([{"role": "user", "content": "x", "tokens": -1}], "message 0 has tokens -1, which is not a whole number"),
+    ([{"role": "user", "content": "x", "tokens": 1e12}], "which is not a whole number from 0 to 2147483647"),
 ]
 
 

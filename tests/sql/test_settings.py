@@ -86,6 +86,9 @@ def test_value_outside_the_allowed_set_is_refused(db):
     ("key", "value", "error"),
     [
         ("text_search_config", '"nonexistent"', '"text_search_config" must name a text search configuration'),
+        ("text_search_config", '"101"', '"text_search_config" must name a text search configuration'),
+        ("text_search_config", '"1.5"', '"text_search_config" must name a text search configuration'),
+        ("weight_dense", "1e-400", '"weight_dense" must be a number a double precision holds'),
         ("index_roles", "[[1]]", '"index_roles" must be a list of values among'),
         ("index_roles", '["user", "robot"]', '"index_roles" must be a list of values among'),
         ("entity_gazetteer", '{"acme": "planet"}', '"entity_gazetteer" maps names to entity types \\(person, '),
@@ -155,3 +158,41 @@ def test_a_session_value_of_the_wrong_kind_is_one_line_with_a_hint(db):
     assert diag.message_primary == "agent_memory: setting memory.weight_dense must be a JSON number, got abc"
     assert diag.message_hint == "reset memory.weight_dense, or set it to a number"
     assert "array_agg" not in diag.context  # the recall statement's text is not repeated
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "error"),
+    [
+        ("text_search_config", "101", '"text_search_config" must name a text search configuration'),
+        ("text_search_config", "1.5", '"text_search_config" must name a text search configuration'),
+        ("weight_dense", "1e-400", '"weight_dense" must be a number a double precision holds'),
+        ("weight_dense", "1e400", '"weight_dense" must be a number a double precision holds'),
+    ],
+)
+def test_a_session_value_no_call_could_use_is_refused_by_name(db, setting, value, error):
+    db.execute("select set_config(%s, %s, false)", (f"memory.{setting}", value))
+    with pytest.raises(psycopg.errors.RaiseException, match=error):
+        db.execute("select * from memory.recall('hello')")
+
+
+def test_a_weight_a_double_precision_cannot_hold_is_refused_in_a_call(db):
+    with pytest.raises(psycopg.errors.RaiseException, match='"weight_dense" must be a number a double precision'):
+        db.execute("select * from memory.recall('hello', weights => '{\"weight_dense\": 1e-400}')")
+
+
+def test_a_setting_named_in_capitals_is_the_same_setting_to_every_reader(db):
+    db.commit()
+    db.autocommit = True
+    db.execute("select set_config('MEMORY.weight_dense', '2', false)")
+    assert setting(db, "weight_dense") == 2
+    assert db.execute("select value, source from memory.settings where key = 'weight_dense'").fetchone() == (
+        2,
+        "session",
+    )
+    db.execute("select set_config('MEMORY.weight_dense', 'heavy', false)")
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match=r"memory\.weight_dense must be a JSON number"):
+        db.execute("select * from memory.recall('hello')")
+    db.execute("select set_config('MEMORY.weight_dense', '', false)")
+    db.execute("select set_config('MEMORY.Wieght_Dense', '1', false)")
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match=r"unknown setting memory.wieght_dense \(did you"):
+        db.execute("select * from memory.recall('hello')")
