@@ -30,8 +30,10 @@ comment on function memory_internal._extracted_from(text, bigint[]) is
 -- has the same words); memories whose words are among them go too. Chunks, vectors, feedback, mentions
 -- and other memories' evidence in these turns follow by foreign key, full-text statistics
 -- by the chunk triggers; speakers and entities nothing else has are removed. A session that keeps other
--- turns loses what was derived from the whole of it (summary, session vector, the context its next turns
--- were indexed with) and is queued to be enriched again from what is left.
+-- turns loses, in the same transaction, what was derived from the whole of it (summary, session vector)
+-- and the context its later turns were indexed with (the index_context_turns turns before one may hold a
+-- removed one's words: every later turn is indexed on its own words until then), and is queued to be
+-- enriched again from what is left.
 create or replace function memory_internal._forget_turns(tenant text, turns bigint[])
 returns table (turns_removed integer, chunks_removed integer, memories_removed integer)
 language plpgsql
@@ -42,17 +44,12 @@ declare
     v_turns integer := cardinality(v_said);
     v_chunks integer := (select count(*) from memory.chunks as c where c.tenant_id = tenant and c.turn_key = any(v_said));
     v_memories integer := (select count(*) from memory.memories as m where m.tenant_id = tenant and m.turn_key = any(v_said));
-    v_speakers text [] := array(
-        select distinct t.agent_id || chr(31) || t.name from memory.turns as t
-        where t.tenant_id = tenant and t.turn_key = any(v_said) and t.name is not null
-    );
-    v_sessions bigint [] := array(
-        select distinct t.session_key from memory.turns as t where t.tenant_id = tenant and t.turn_key = any(v_said)
-    );
-    v_entities bigint [] := array(
-        select distinct m.entity_key from memory.entity_mentions as m where m.tenant_id = tenant and m.turn_key = any(v_said)
-    );
     v_words bigint [];
+    v_gone bigint [];
+    v_speakers text [];
+    v_entities bigint [];
+    v_sessions bigint [];
+    v_firsts integer [];
     v_config regconfig := (memory.setting('text_search_config') #>> '{}')::regconfig;
 begin
     with derived as (
@@ -63,15 +60,34 @@ begin
 
     select coalesce(array_agg(d.turn_key), '{}') into v_words from derived as d;
     v_memories := v_memories + cardinality(v_words);
-    delete from memory.turns as t
-    where t.tenant_id = tenant and t.turn_key = any(v_words)
-        and not exists (select from memory.memories as o where o.tenant_id = tenant and o.turn_key = t.turn_key);
-    delete from memory.turns as t where t.tenant_id = tenant and t.turn_key = any(v_said);
+    -- The turns that go: those said, and the words of the memories that went that no other memory carries.
+    v_gone := v_said || array(
+        select t.turn_key from memory.turns as t
+        where t.tenant_id = tenant and t.turn_key = any(v_words) and not t.turn_key = any(v_said)
+            and not exists (select from memory.memories as o where o.tenant_id = tenant and o.turn_key = t.turn_key)
+    );
+    v_speakers := array(
+        select distinct t.agent_id || chr(31) || t.name from memory.turns as t
+        where t.tenant_id = tenant and t.turn_key = any(v_gone) and t.name is not null
+    );
+    v_entities := array(
+        select distinct m.entity_key from memory.entity_mentions as m where m.tenant_id = tenant and m.turn_key = any(v_gone)
+    );
+    -- Per session, the position of its first turn that goes: its later turns may hold it as context.
+    select coalesce(array_agg(g.session_key), '{}'), coalesce(array_agg(g.first), '{}') into v_sessions, v_firsts
+    from (
+        select t.session_key, min(t.position) as first from memory.turns as t
+        where t.tenant_id = tenant and t.turn_key = any(v_gone)
+        group by t.session_key
+    ) as g;
+    delete from memory.turns as t where t.tenant_id = tenant and t.turn_key = any(v_gone);
 
-    -- What the sessions that keep turns derived from the forgotten ones.
+    -- What the sessions that keep turns derived from the removed ones.
     update memory.chunks as c
     set tsv = to_tsvector(v_config, c.text), context_turn_key = null, context_length = 0
-    where c.tenant_id = tenant and c.context_turn_key = any(v_said);
+    from unnest(v_sessions, v_firsts) as g (session_key, first)
+    inner join memory.turns as t on t.tenant_id = tenant and t.session_key = g.session_key and t.position > g.first
+    where c.tenant_id = tenant and c.turn_key = t.turn_key and c.context_length > 0;
     delete from memory.summaries as m
     where m.tenant_id = tenant and m.session_key = any(v_sessions) and m.method <> 'caller';
     delete from memory.session_embeddings as e where e.tenant_id = tenant and e.session_key = any(v_sessions);

@@ -351,3 +351,56 @@ def test_forget_entity_removes_what_mentions_it_the_memories_about_it_and_the_en
         db.execute("select memory.forget_entity('postgres', agent_id => 'default')")
     db.rollback()
     assert db.execute("select count(*) from memory.tombstones").fetchone()[0] == 1  # nothing half-written
+
+
+def found_anywhere(db, word: str) -> list:
+    """Where a word still finds something: indexed chunks, and the full-text signal of recall (turns,
+    sessions) and explain."""
+    lexical = "(components #>> '{signals,lexical,value}')::float > 0"
+    return [
+        *db.execute("select turn_key from memory.chunks where tsv @@ plainto_tsquery('english', %s)", (word,)),
+        *db.execute(f"select content from memory.recall(%s, k => 50) where {lexical}", (word,)),
+        *db.execute(f"select content from memory.recall(%s, k => 50, level => 'session') where {lexical}", (word,)),
+        *db.execute(f"select turn_id from memory.explain_recall(%s) where {lexical}", (word,)),
+    ]
+
+
+def test_a_forgotten_turn_held_as_context_by_a_later_turn_is_found_by_no_recall(db):
+    # Two turns of context: the third turn is indexed with the first's words beside its own.
+    db.execute("set memory.index_context_turns = 2")
+    said = [
+        {"role": "user", "content": "The vault combination is zebracode 4417.", "created_at": "2026-01-01T10:00:00Z"},
+        {"role": "user", "content": "Write that down somewhere safe for later.", "created_at": "2026-02-01T10:00:00Z"},
+        {"role": "user", "content": "Next we plan the quarterly roadmap review.", "created_at": "2026-02-01T10:05:00Z"},
+    ]
+    db.execute("select memory.commit('vault', %s, enrich => 'now')", (Json(said),))
+    assert found_anywhere(db, "zebracode")
+    db.execute("select memory.forget_range('2026-01-01', '2026-01-31')")
+    assert found_anywhere(db, "zebracode") == []
+    assert found_anywhere(db, "roadmap")  # the turns left are still found by their own words
+
+
+def test_the_words_of_a_forgotten_memory_held_as_context_are_found_by_no_recall(db):
+    # Memories extracted from what users say are kept as turns of one session ('remembered'), each indexed
+    # with the one before as context: forgetting where one came from forgets its words there too.
+    db.commit()
+    db.autocommit = True
+    for session, said in (
+        ("keyboards", "I prefer zebracode keyboards for all my coding work."),
+        ("drinks", "I prefer oolong tea over coffee in the afternoon."),
+    ):
+        db.execute("select memory.commit(%s, %s)", (session, Json([{"role": "user", "content": said}])))
+        db.execute("call memory.work(100)")  # the session, then the words of the memory it proposed
+        db.execute("call memory.work(100)")
+    held = db.execute(
+        "select c.context_length > 0 from memory.chunks as c join memory.sessions as s using (tenant_id, session_key)"
+        " where s.session_id = 'remembered' and c.text ~ 'oolong'"
+    ).fetchone()
+    assert held == (True,)  # the second memory's words are indexed with the first's beside them
+    assert found_anywhere(db, "zebracode")
+    db.execute("select memory.forget('keyboards')")
+    assert [content for (content,) in db.execute("select content from memory.memories")] == [
+        "I prefer oolong tea over coffee in the afternoon."
+    ]
+    assert found_anywhere(db, "zebracode") == []
+    assert found_anywhere(db, "oolong")
