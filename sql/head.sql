@@ -54,3 +54,51 @@ $$;
 
 comment on function memory_internal._apply_migration(text, text, text, text) is
 'Internal: runs an incremental SQL file once and records it in memory_internal._migration.';
+
+-- The roles the extension's objects belong to (sql/tail.sql gives them what is theirs): memory_owner owns
+-- every table, view and function, and the API runs as it; memory_observer owns the two functions that must
+-- see every tenant's chunks whoever calls (it may read those tables past row-level security, and nothing
+-- else). Roles are the cluster's: one that already exists must be what this makes (no login, no superuser, no
+-- member and a member of no role, no right to make roles or databases; only memory_observer bypasses
+-- row-level security); anything else is a role someone else controls, and the install stops.
+do $owners$
+declare
+    v_role record;
+begin
+    if not exists (select from pg_catalog.pg_roles where rolname = 'memory_owner') then
+        create role memory_owner nologin;
+    end if;
+    if not exists (select from pg_catalog.pg_roles where rolname = 'memory_observer') then
+        create role memory_observer nologin bypassrls;
+    end if;
+    for v_role in
+        select r.rolname, r.rolcanlogin or r.rolsuper or r.rolcreaterole or r.rolcreatedb
+                          or r.rolbypassrls <> (r.rolname = 'memory_observer') or exists (
+                              select from pg_catalog.pg_auth_members as m where m.roleid = r.oid or m.member = r.oid
+                          ) as controlled
+        from pg_catalog.pg_roles as r where r.rolname in ('memory_owner', 'memory_observer')
+    loop
+        if v_role.controlled then
+            raise exception 'agent_memory: role % exists and can log in, create roles or databases, bypasses '
+                'row-level security where it should not, or has members or roles: it must be a bare role only the '
+                'extension uses', v_role.rolname
+                using hint = 'drop it (or revoke what it has) and install again';
+        end if;
+    end loop;
+end
+$owners$;
+
+-- The objects of one catalog (pg_proc, pg_class) that belong to this extension: what sql/tail.sql pins to
+-- a search_path, hands to memory_owner and makes run as it.
+create or replace function memory_internal._extension_objects(catalog regclass) returns setof oid
+language sql
+stable
+as $$
+    select d.objid
+    from pg_catalog.pg_depend as d
+    inner join pg_catalog.pg_extension as e on d.refobjid = e.oid
+    where d.classid = catalog and d.deptype = 'e' and e.extname = 'agent_memory'
+$$;
+
+comment on function memory_internal._extension_objects(regclass) is
+'Internal: the objects of a catalog (pg_proc, pg_class) that belong to agent_memory.';

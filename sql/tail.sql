@@ -20,10 +20,7 @@ begin
     for v_function in
         select p.oid::regprocedure
         from pg_catalog.pg_proc as p
-        inner join pg_catalog.pg_depend as d
-            on d.classid = 'pg_catalog.pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e'
-        inner join pg_catalog.pg_extension as e on d.refobjid = e.oid
-        where e.extname = 'agent_memory' and p.prokind <> 'p'
+        where p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc')) and p.prokind <> 'p'
             and p.oid <> all(array[
                 'memory_internal._bm25_term(float8, float8, float8, float8, float8, float8)'::regprocedure,
                 'memory_internal._chunk_bm25(tsvector, integer, integer, text[], float8[], float8, float8, float8, float8)'
@@ -41,48 +38,134 @@ begin
 end
 $pin$;
 
--- Privileges. PUBLIC gets nothing. memory_tenant gets what an application of one tenant needs: every
--- function but the administrator's, and the tenant-keyed tables (row-level security keeps it to its
--- tenant); it reads the settings, registry and models. memory_app is a memory_tenant that may choose its
--- tenant; memory_admin a memory_app that also writes settings, the signal registry and tenant bindings,
--- and stores secrets. Secrets are the owner's alone. Views run with the privileges and row-level security
--- of the role that reads them. (Objects a later file adds are covered by being created before this runs.)
+-- The owner. Every table, view, function and procedure of the extension belongs to memory_owner (made in
+-- head.sql), a role nobody logs in as or is granted: a role of its own, not the superuser who installed the
+-- extension, so that forced row-level security holds inside the API's functions too (a superuser bypasses
+-- it). The schemas stay the installer's (memory_owner may create in schema memory, for the HNSW index of a new
+-- embedding model). No function runs as a superuser. Two
+-- that must see every tenant's chunks whoever calls the API, and answer only yes or no, belong to
+-- memory_observer: memory_internal._any_chunks() and memory_internal._chunks_lacking(model).
+do $owner$
+declare
+    v_object record;
+begin
+    for v_object in
+        select c.oid::regclass as name, c.relkind
+        from pg_catalog.pg_class as c
+        where c.oid in (select memory_internal._extension_objects('pg_catalog.pg_class'))
+            and c.relkind in ('r', 'p', 'v') and c.relowner <> 'memory_owner'::regrole
+    loop
+        execute format('alter %s %s owner to memory_owner',
+                       case when v_object.relkind = 'v' then 'view' else 'table' end, v_object.name);
+    end loop;
+    for v_object in
+        select p.oid::regprocedure as name, p.prokind
+        from pg_catalog.pg_proc as p
+        where p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc'))
+            and p.proowner <> 'memory_owner'::regrole
+            and p.oid <> all(array[
+                'memory_internal._any_chunks()'::regprocedure, 'memory_internal._chunks_lacking(text)'::regprocedure
+            ])
+    loop
+        execute format('alter %s %s owner to memory_owner',
+                       case when v_object.prokind = 'p' then 'procedure' else 'function' end, v_object.name);
+    end loop;
+    alter function memory_internal._any_chunks() owner to memory_observer;
+    alter function memory_internal._chunks_lacking(text) owner to memory_observer;
+end
+$owner$;
+
+-- The API runs as the owner: every function and procedure of schema memory is security definer, so a
+-- caller needs no privilege on a table or an internal function to use it, and every write goes through it.
+-- Each takes the tenant from memory.current_tenant(), never from an argument. Left to run as the caller
+-- (invoker) are memory.current_tenant(), which row-level security evaluates as the role reading a table,
+-- memory.work(), which commits between jobs (a security definer procedure cannot), and the pure functions
+-- that read nothing a caller cannot and that queries inline (setting_definitions, and expressions).
+do $definer$
+declare
+    v_function regprocedure;
+begin
+    for v_function in
+        select p.oid::regprocedure
+        from pg_catalog.pg_proc as p
+        where p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc'))
+            and p.pronamespace = 'memory'::regnamespace and not p.prosecdef
+            and p.oid <> all(array[
+                'memory.current_tenant()'::regprocedure,
+                'memory.work(integer, integer, integer)'::regprocedure,
+                'memory.setting_definitions()'::regprocedure,
+                'memory.version()'::regprocedure,
+                'memory.query_intent(text)'::regprocedure,
+                'memory.metric_definitions()'::regprocedure,
+                'memory.recall_duration_buckets()'::regprocedure,
+                'memory.memory_holds(text, timestamptz, timestamptz, timestamptz)'::regprocedure,
+                'memory.decayed_importance(double precision, timestamptz, timestamptz, jsonb)'::regprocedure
+            ])
+    loop
+        execute format('alter routine %s security definer', v_function);
+    end loop;
+end
+$definer$;
+
+-- Privileges. PUBLIC gets nothing, and no role but memory_owner writes a table, except memory_admin's
+-- settings, signal registry and tenant bindings (each write checked by a trigger).
+-- - memory_tenant (an application or agent of one tenant): usage on schema memory, select on its tables
+--   (row-level security keeps it to its tenant; the maintenance record is memory_admin's), execute on the
+--   API but the administrator's functions. Nothing of memory_internal, no sequence (their positions count
+--   every tenant's rows), no insert, update, delete, truncate or references, so no lock on a table beyond
+--   what a read takes and no row lock.
+-- - memory_app: a memory_tenant that may choose its tenant. memory_admin: a memory_app that also writes
+--   settings, the registry and bindings, stores secrets, and runs maintenance and the queue worker for
+--   every tenant (memory.work calls the internal steps granted it, each running as the owner).
+-- - Secrets are the owner's alone. Views run with the privileges and row-level security of the role that
+--   reads them. (Objects a later file adds are covered by being created before this runs.)
 do $grants$
 declare
     v_view regclass;
+    v_vector_schema regnamespace := (
+        select e.extnamespace from pg_catalog.pg_extension as e where e.extname = 'vector'
+    );
 begin
-    revoke all on all functions in schema memory, memory_internal from public;
-    revoke all on all procedures in schema memory, memory_internal from public;
-    revoke all on all tables in schema memory, memory_internal from public;
-    revoke all on schema memory_internal from public;
-    revoke all on all tables in schema memory_internal from memory_tenant, memory_app, memory_admin;
-    grant usage on schema memory, memory_internal to memory_tenant, memory_app, memory_admin;
+    revoke all on all functions in schema memory, memory_internal from public, memory_tenant, memory_app, memory_admin;
+    revoke all on all procedures in schema memory, memory_internal from public, memory_tenant, memory_app, memory_admin;
+    revoke all on all tables in schema memory, memory_internal
+    from public, memory_tenant, memory_app, memory_admin, memory_observer;
+    revoke all on all sequences in schema memory, memory_internal from public, memory_tenant, memory_app, memory_admin;
+    revoke all on schema memory_internal from public, memory_tenant, memory_app;
+    -- pgvector's schema is on the search_path of every function of the API: code a role other than a
+    -- superuser put there could run as the owner.
+    if memory_internal._schema_problem(v_vector_schema) is not null then
+        raise exception 'agent_memory: pgvector''s schema is on the search_path of the API''s functions, and %',
+            memory_internal._schema_problem(v_vector_schema)
+            using hint = format('revoke create on schema %s from the roles that have it (from public: revoke create '
+                                'on schema %s from public), or install pgvector in a schema only superusers write',
+                                v_vector_schema, v_vector_schema);
+    end if;
+    grant usage on schema memory, memory_internal to memory_owner, memory_observer;
+    grant create on schema memory to memory_owner;  -- the HNSW indexes of a new embedding model
+    grant select on memory.chunks, memory.chunk_embeddings to memory_observer;
+    grant execute on function memory_internal._any_chunks(), memory_internal._chunks_lacking(text) to memory_owner;
+    if not pg_catalog.has_schema_privilege('memory_owner', v_vector_schema, 'usage') then
+        execute format('grant usage on schema %s to memory_owner', v_vector_schema);
+    end if;
+    -- The import stages records in temporary tables of the caller's session.
+    execute format('grant temporary on database %I to memory_owner', pg_catalog.current_database());
+    grant usage on schema memory to memory_tenant, memory_app, memory_admin;
+    grant usage on schema memory_internal to memory_admin;
     grant memory_tenant to memory_app;
     grant memory_app to memory_admin;
-    -- The public functions run with the caller's privileges and call the internal ones.
-    grant execute on all functions in schema memory, memory_internal to memory_tenant;
-    grant execute on all procedures in schema memory, memory_internal to memory_tenant;
+    grant execute on all functions in schema memory to memory_tenant;
     revoke execute on function memory.set_secret(text, text, text), memory.bind_tenant_role(regrole, text),
-    memory.define_signal(text, text, regprocedure, double precision, text) from memory_tenant;
+    memory.define_signal(text, text, regprocedure, double precision, text), memory.reembed(integer) from memory_tenant;
     grant execute on function memory.set_secret(text, text, text), memory.bind_tenant_role(regrole, text),
-    memory.define_signal(text, text, regprocedure, double precision, text) to memory_admin;
-    -- Maintenance works on every tenant: memory_admin's alone.
-    revoke execute on procedure memory.maintain() from memory_tenant;
-    revoke execute on function memory_internal._retire_models() from memory_tenant;
-    grant execute on procedure memory.maintain() to memory_admin;
-    grant execute on function memory_internal._retire_models() to memory_admin;
-    grant select, insert, update, delete on all tables in schema memory to memory_tenant;
-    grant usage on all sequences in schema memory to memory_tenant;
-    revoke insert, update, delete on memory.config, memory.signals, memory.tenant_roles, memory.embedding_models
-    from memory_tenant;
+    memory.define_signal(text, text, regprocedure, double precision, text), memory.reembed(integer) to memory_admin;
+    grant execute on procedure memory.maintain(), memory.work(integer, integer, integer) to memory_admin;
+    grant execute on function memory_internal._claim_jobs(integer, text),
+    memory_internal._embed_ahead(bigint[], text), memory_internal._work_on(bigint, text) to memory_admin;
+    grant select on all tables in schema memory to memory_tenant;
+    revoke select on memory.maintenance_runs from memory_tenant;
+    grant select on memory.maintenance_runs to memory_admin;
     grant insert, update, delete on memory.config, memory.signals, memory.tenant_roles to memory_admin;
-    revoke all on memory.maintenance_runs from memory_tenant;
-    -- A tombstone is a record: written by forget (memory_internal._bury, as the owner), never written,
-    -- changed or removed by an application. So is an archive: written by maintenance (memory_admin), its
-    -- data dropped by memory.drop_archive (as the owner).
-    revoke insert, update, delete on memory.tombstones, memory.forgotten_sessions, memory.archives from memory_tenant;
-    grant insert on memory.archives to memory_admin;
-    grant select, insert, delete on memory.maintenance_runs to memory_admin;
     for v_view in select c.oid::regclass from pg_catalog.pg_class as c
         where c.relnamespace = 'memory'::regnamespace and c.relkind = 'v'
     loop

@@ -300,8 +300,11 @@ $$;
 comment on function memory_internal._validated_setting(text, jsonb) is
 'Internal: checks a setting value against memory.setting_definitions().';
 
+-- A trigger function of a table memory_admin writes itself: it runs as the owner, who may call the internal
+-- checks (the administrator may not).
 create or replace function memory_internal._config_validate() returns trigger
 language plpgsql
+security definer
 as $$
 begin
     new.value := memory_internal._validated_setting(new.key, new.value);
@@ -309,7 +312,7 @@ begin
         raise exception 'agent_memory: memory.config tenant_id must be empty (every tenant) or at most 200 characters';
     end if;
     new.updated_at := pg_catalog.now();
-    new.updated_by := current_user;
+    new.updated_by := session_user;
     if new.key in ('index_roles', 'index_context_turns', 'index_min_chars', 'chunk_chars', 'index_max_chunks',
                    'text_search_config')
         and (tg_op = 'INSERT' or old.value is distinct from new.value) then
@@ -446,12 +449,14 @@ comment on function memory.setting(text) is
 'The value of a setting in force for this session: session setting (set memory.<key>), then '
 'memory.config for the tenant, then memory.config for every tenant, then the default. Unknown keys are an error.';
 
+-- Each value as memory.setting() reads it (checked); its source from the session's own settings and the
+-- configuration rows of this tenant and of every tenant.
 create or replace view memory.settings as
 select
     s.key,
-    coalesce(session_value.value, c.value, s.default_value) as value,
+    memory.setting(s.key) as value,
     case
-        when session_value.value is not null then 'session'
+        when pg_catalog.current_setting('memory.' || s.key, true) <> '' then 'session'
         when c.tenant_id <> '' then 'tenant'
         when c.key is not null then 'config'
         else 'default'
@@ -459,24 +464,15 @@ select
     s.default_value,
     s.description
 from memory.setting_definitions() as s
--- The memory.* settings this session set: only those are read and checked (a handful, not every key).
-cross join (
-    select coalesce(pg_catalog.array_agg(pg_catalog.lower(n.name)), '{}') as names
-    from pg_catalog.unnest(memory_internal._session_setting_names()) as n (name)
-) as session_set
 -- memory.config read once: for each key, this tenant's row over the every-tenant one.
 left join (
     select distinct on (c.key)
         c.key,
-        c.value,
         c.tenant_id
     from memory.config as c
     where c.tenant_id in ('', (select memory.current_tenant()))
     order by c.key asc, c.tenant_id desc
-) as c on s.key = c.key
-cross join lateral (
-    select case when s.key = any(session_set.names) then memory_internal._session_setting(s.key) end as value
-) as session_value;
+) as c on s.key = c.key;
 
 comment on view memory.settings is
 'Every setting with the value in force for this session and where it comes from (session, tenant = '

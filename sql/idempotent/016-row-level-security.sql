@@ -1,8 +1,10 @@
 -- Row-level security, enabled and forced on every table of the schema with a tenant_id column (a table
 -- added later gets it by having one): a role sees and writes the rows of memory.current_tenant(), and
--- memory_admin every tenant's (the worker serves them all). The functions filter by tenant as well;
--- this is what holds when a role reads the tables itself. The subselects make each function run once
--- per statement, not once per row.
+-- memory_admin every tenant's (the worker and maintenance serve them all). It holds for a role that reads
+-- the tables and inside the API's functions alike: they run as memory_owner, whom it holds too, and it
+-- reads the session's login and role, not current_user. The functions filter by tenant as well. A policy
+-- calls nothing internal (a tenant role reading a table evaluates it); the subselects make each check run
+-- once per statement, not once per row.
 do $rls$
 declare
     v_table regclass;
@@ -19,7 +21,8 @@ begin
         execute format('drop policy if exists tenant_isolation on %s', v_table);
         execute format(
             'create policy tenant_isolation on %s '
-            'using (tenant_id = (select memory.current_tenant()) or (select memory_internal._administers()))',
+            'using (tenant_id = (select memory.current_tenant()) '
+            'or (select pg_catalog.pg_has_role(session_user, ''memory_admin'', ''member'')))',
             v_table
         );
     end loop;
@@ -31,4 +34,7 @@ alter table memory.config enable row level security;
 alter table memory.config force row level security;
 drop policy if exists tenant_settings on memory.config;
 create policy tenant_settings on memory.config
-using (tenant_id in ('', (select memory.current_tenant())) or (select memory_internal._administers()));
+using (
+    tenant_id in ('', (select memory.current_tenant()))
+    or (select pg_catalog.pg_has_role(session_user, 'memory_admin', 'member'))
+);

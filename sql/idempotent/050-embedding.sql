@@ -23,7 +23,6 @@ comment on function memory_internal._settings_json() is
 -- (rerank_url for rerank_api_key, openai_base_url otherwise).
 create or replace function memory.set_secret(name text, value text, url text default null) returns void
 language plpgsql
-security definer
 as $$
 declare
     v_url text := coalesce(
@@ -89,6 +88,7 @@ as $$ select * from memory_internal._embedding_model(memory_internal._settings_j
 
 comment on function memory.embedding_model() is
 'The embedding model the settings choose (provider, model, dimensions); no row when embedder = none.';
+
 -- Writes a line to the server log and never to the client, whatever its client_min_messages: the whole
 -- story of an endpoint's failure, which may hold what the endpoint wrote (a provider's 401 may echo the key,
 -- masked), is for the administrators who read the log. Tenants get the summary (the status and a fixed
@@ -105,13 +105,11 @@ $$;
 comment on function memory_internal._server_log(text) is
 'Internal: writes a line to the server log only (never sent to the client).';
 
-
 -- Runs as the owner so the endpoint's key can be read; it returns only vectors. The key goes only to the
 -- origin it was stored for, and which endpoint and model are used is the administrator's choice (settings
 -- set_by admin: a session's value of one counts only for memory_admin, see memory_internal._check_set_by).
 create or replace function memory_internal._embed_texts(texts text[], settings jsonb) returns vector[]
 language plpython3u
-security definer
 as $$
 if GD.get("agent_memory_version") is None:
     plpy.execute("select memory_internal._load_python()")
@@ -133,10 +131,10 @@ try:
     return embedding.embed_text_form(config, texts or [], key, GD, owner,
                                      lambda: plpy.execute("select pg_catalog.pg_sleep(0)"))
 except plpy.SPIError:
-    if isinstance(exc, openai_compat.ProviderError):
-        plpy.execute(plpy.prepare("select memory_internal._server_log($1)", ["text"]), ["embedding failed: " + exc.detail])
     raise
 except Exception as exc:
+    if isinstance(exc, openai_compat.ProviderError):
+        plpy.execute(plpy.prepare("select memory_internal._server_log($1)", ["text"]), ["embedding failed: " + exc.detail])
     plpy.error("agent_memory: embedding failed: %s" % exc)
 $$;
 

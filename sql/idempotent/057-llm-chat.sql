@@ -9,7 +9,6 @@
 -- else.
 create or replace function memory_internal._llm_chat(purpose text, turns jsonb, settings jsonb) returns text
 language plpython3u
-security definer
 as $$
 if GD.get("agent_memory_version") is None:
     plpy.execute("select memory_internal._load_python()")
@@ -27,8 +26,8 @@ stored = (rows[0]["value"], rows[0]["origin"]) if rows else None
 try:
     key = secrets.key_for("openai_api_key", config["openai_base_url"], stored)
     return openai_compat.chat(embedding.endpoint(config, key), config["openai_chat_model"], chosen.messages(json.loads(turns)))
-    plpy.execute(plpy.prepare("select memory_internal._server_log($1)", ["text"]), ["%s failed: %s" % (chosen.label, exc.detail)])
 except openai_compat.ProviderError as exc:
+    plpy.execute(plpy.prepare("select memory_internal._server_log($1)", ["text"]), ["%s failed: %s" % (chosen.label, exc.detail)])
     plpy.error("agent_memory: %s failed: %s" % (chosen.label, exc))
 $$;
 

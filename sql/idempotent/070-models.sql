@@ -1,14 +1,47 @@
 -- Changing the embedding model without downtime: vectors of a new model are written in the background
 -- (jobs of kind embed) while recall keeps using the last model whose vectors are complete.
 
--- Records the model in force the first time it is used; a model that arrives while chunks exist starts
--- as building and gets a background job that embeds them.
--- Runs as the owner: models and their indexes are shared by every tenant (an application role may not
--- create indexes, and must see whether any tenant has chunks). It takes no arguments: it registers the
--- model the settings choose (the administrator's), never one a caller names.
+-- Whether any tenant has chunks, and whether any chunk of any tenant lacks a model's vector: what recording a
+-- model and finishing one must know of every tenant, whoever calls the API (row-level security shows
+-- memory_owner one tenant). They run as memory_observer, a role that may read every tenant's chunks and
+-- vectors and nothing else, and they answer only yes or no.
+create or replace function memory_internal._any_chunks() returns boolean
+language sql
+stable
+security definer
+as $$
+    select exists (select from memory.chunks)
+$$;
+
+comment on function memory_internal._any_chunks() is
+'Internal: whether any tenant has chunks (runs as memory_observer).';
+
+create or replace function memory_internal._chunks_lacking(model text) returns boolean
+language sql
+stable
+security definer
+as $$
+    select exists (
+        select from memory.chunks as c
+        where not exists (
+            select from memory.chunk_embeddings as e
+            where e.tenant_id = c.tenant_id and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no
+                and e.model = _chunks_lacking.model
+        )
+    )
+$$;
+
+comment on function memory_internal._chunks_lacking(text) is
+'Internal: whether a chunk of any tenant lacks a vector of the model (runs as memory_observer).';
+
+-- Records the model in force the first time it is used; a model that arrives while chunks exist (of any
+-- tenant) starts as building and gets a background job that embeds them. It takes no arguments: it registers
+-- the model the settings choose (the administrator's), never one a caller names. Until the transaction that
+-- records a model ends, others that would record it wait; at most five seconds, then they fail (the queue
+-- tries again later).
 create or replace function memory_internal._register_model() returns void
 language plpgsql
-security definer
+set lock_timeout = '5s'
 as $$
 declare
     v_model record;
@@ -25,18 +58,23 @@ begin
     end if;
     -- A retired model chosen again is built again (maintenance may have dropped its vectors); the row
     -- lock this takes waits for a maintenance run dropping them, so the index is made after it.
-    insert into memory.embedding_models as m (model, provider, dimensions, state, ready_at)
-    select v_model.model, v_model.provider, v_model.dimensions,
-           case when exists (select from memory.chunks) then 'building' else 'ready' end,
-           case when exists (select from memory.chunks) then null else pg_catalog.now() end
-    on conflict (model) do update
-    set state = excluded.state, ready_at = excluded.ready_at, retired_at = null
-    where m.state = 'retired';
-    v_written := found;
+    begin
+        insert into memory.embedding_models as m (model, provider, dimensions, state, ready_at)
+        select v_model.model, v_model.provider, v_model.dimensions,
+               case when memory_internal._any_chunks() then 'building' else 'ready' end,
+               case when memory_internal._any_chunks() then null else pg_catalog.now() end
+        on conflict (model) do update
+        set state = excluded.state, ready_at = excluded.ready_at, retired_at = null
+        where m.state = 'retired';
+        v_written := found;
+    exception when lock_not_available then
+        raise exception 'agent_memory: embedding model % is being recorded by another transaction; try again',
+            v_model.model using errcode = 'lock_not_available';
+    end;
     if v_model.provider <> 'client' then
         perform memory_internal._ensure_vector_index(v_model.model, v_model.dimensions);
     end if;
-    if v_written and exists (select from memory.chunks) then
+    if v_written and memory_internal._any_chunks() then
         insert into memory.jobs (tenant_id, kind) values (memory.current_tenant(), 'embed');
     end if;
 end
@@ -104,14 +142,14 @@ end
 $$;
 
 comment on function memory.reembed(integer) is
-'Embeds up to batch chunks lacking a vector of the configured model (all tenants); marks the model ready '
+'Embeds up to batch chunks lacking a vector of the configured model (all tenants; memory_admin, and the '
+'queue''s embed jobs); marks the model ready '
 'when none are left, and recall then switches to it. Queued automatically when the model changes.';
 
--- Marks a building model ready once every chunk has its vector (checked only while it is building).
--- Runs as the owner: it looks at every tenant's chunks and writes the shared model table.
+-- Marks a building model ready once every chunk (of every tenant) has its vector (checked only while it is
+-- building).
 create or replace function memory_internal._mark_ready_if_complete(model text) returns void
 language plpgsql
-security definer
 as $$
 begin
     if not exists (
@@ -122,14 +160,7 @@ begin
     end if;
     update memory.embedding_models as m set state = 'ready', ready_at = pg_catalog.now()
     where m.model = _mark_ready_if_complete.model and m.state = 'building'
-        and not exists (
-            select from memory.chunks as c
-            where not exists (
-                select from memory.chunk_embeddings as e
-                where e.tenant_id = c.tenant_id and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no
-                    and e.model = _mark_ready_if_complete.model
-            )
-        );
+        and not memory_internal._chunks_lacking(_mark_ready_if_complete.model);
 end
 $$;
 

@@ -5,23 +5,139 @@
 -- rank fusion); boost-stage signals add weight x value to a turn's fused score. Recall, explain_recall,
 -- their components, the client's formatting and the docs all read this registry.
 
-create or replace function memory_internal._signal_validate() returns trigger
+-- What makes a schema one where roles other than superusers could put code the owner would run (null:
+-- nothing): its owner is not a superuser, or it lets another role create objects (memory_owner, which makes
+-- the HNSW indexes of new embedding models in schema memory, is the extension itself). pg_database_owner (who
+-- owns schema public) stands for the owner of this database. Signals' functions must live in such a schema, and so
+-- must pgvector, whose schema is on the search_path of every function of the API (sql/tail.sql).
+create or replace function memory_internal._schema_problem(schema oid) returns text
+language sql
+stable
+as $$
+    with superusers as (
+        select r.oid from pg_catalog.pg_roles as r
+        where r.rolsuper or r.rolname = 'pg_database_owner' and (
+            select o.rolsuper from pg_catalog.pg_database as d
+            inner join pg_catalog.pg_roles as o on d.datdba = o.oid
+            where d.datname = pg_catalog.current_database()
+        )
+    )
+
+    select case
+        when n.nspowner not in (select u.oid from superusers as u)
+            then format('schema %s is owned by %s, not a superuser', n.nspname, n.nspowner::regrole)
+        when exists (
+            select from pg_catalog.aclexplode(n.nspacl) as a
+            where a.privilege_type = 'CREATE' and a.grantee not in (select u.oid from superusers as u)
+                and a.grantee <> 'memory_owner'::regrole
+        ) then format('schema %s lets roles other than superusers create objects', n.nspname)
+    end
+    from pg_catalog.pg_namespace as n
+    where n.oid = schema
+$$;
+
+comment on function memory_internal._schema_problem(oid) is
+'Internal: why roles other than superusers could put code in a schema (its owner, a grant of create), or null.';
+
+-- The function a signal names (its signature as text), or null if there is none. A schema memory_owner may not
+-- use (yet: a restore loads the registry before it grants) is looked up in the catalog, for a function of the
+-- signal's signature (memory.recall_candidate, jsonb).
+create or replace function memory_internal._signal_function(function text) returns oid
 language plpgsql
+stable
 as $$
 declare
+    v_name text [];
+begin
+    return pg_catalog.to_regprocedure(function);
+exception when insufficient_privilege then
+    v_name := pg_catalog.parse_ident(pg_catalog.split_part(function, '(', 1));
+    return (
+        select p.oid from pg_catalog.pg_proc as p
+        inner join pg_catalog.pg_namespace as n on p.pronamespace = n.oid
+        where n.nspname = v_name[1] and p.proname = v_name[2]
+            and p.pronargs = 2 and p.proargtypes[0] = 'memory.recall_candidate'::regtype
+            and p.proargtypes[1] = 'pg_catalog.jsonb'::regtype
+    );
+end
+$$;
+
+comment on function memory_internal._signal_function(text) is
+'Internal: the function a signal names, found even in a schema memory_owner may not use, or null.';
+
+-- Recall runs a signal's function as the owner, in every tenant's recall: only code a superuser put where
+-- only a superuser can change it may be one. What is wrong with a signal's function (null: nothing): it
+-- must exist; be owned by a superuser (or memory_owner, the extension's own); live in a schema with no
+-- problem (memory_internal._schema_problem), never a temporary one; and, outside the extension's schemas, be
+-- callable by memory_owner (with callable false, that is not asked: a restore loads signals before it grants).
+-- It finds the function without the privileges a name lookup needs. Recall skips a signal with a problem
+-- and says so in components.degraded; memory.define_signal refuses one, and so does any write to
+-- memory.signals (but for callable).
+create or replace function memory_internal._signal_problem(function text, callable boolean default true)
+returns text
+language plpgsql
+stable
+as $$
+declare
+    v_oid oid := memory_internal._signal_function(function);
+begin
+    if v_oid is null then
+        return format('function %s does not exist', function);
+    end if;
+    return (
+        select case
+            when n.nspname ~ '^pg_(toast_)?temp_' then format('function %s is in a temporary schema', function)
+            when not owner.rolsuper and owner.rolname <> 'memory_owner'
+                then format('function %s is owned by %s, not a superuser', function, owner.rolname)
+            when memory_internal._schema_problem(n.oid) is not null
+                then format('function %s: %s', function, memory_internal._schema_problem(n.oid))
+            when callable and n.nspname not in ('memory', 'memory_internal') and not (
+                pg_catalog.has_schema_privilege('memory_owner', n.oid, 'usage')
+                and pg_catalog.has_function_privilege('memory_owner', p.oid, 'execute')
+            ) then format('memory_owner may not call function %s (grant it usage on schema %s and execute on it)',
+                          function, n.nspname)
+        end
+        from pg_catalog.pg_proc as p
+        inner join pg_catalog.pg_namespace as n on p.pronamespace = n.oid
+        inner join pg_catalog.pg_roles as owner on p.proowner = owner.oid
+        where p.oid = v_oid
+    );
+end
+$$;
+
+comment on function memory_internal._signal_problem(text, boolean) is
+'Internal: why a signal''s function may not run in recall (missing, in a temporary schema, owned by or in a '
+'schema writable by a role other than a superuser, or, when asked, not callable by memory_owner), or null.';
+
+create or replace function memory_internal._signal_validate() returns trigger
+language plpgsql
+security definer
+as $$
+declare
+    v_oid oid := memory_internal._signal_function(new.function);
     v_proc record;
 begin
-    -- The signature, every name schema-qualified whatever the search_path (an error if there is no such
-    -- function).
-    new.function := (pg_catalog.pg_identify_object('pg_catalog.pg_proc'::regclass, new.function::regprocedure, 0)).identity;
+    if v_oid is null then
+        raise exception 'agent_memory: signal "%": function % does not exist', new.name, new.function
+            using errcode = 'undefined_function';
+    end if;
+    -- The signature, every name schema-qualified whatever the search_path.
+    new.function := (pg_catalog.pg_identify_object('pg_catalog.pg_proc'::regclass, v_oid, 0)).identity;
     select p.pronargs, p.proargtypes[0] as first, p.proargtypes[1] as second, p.prorettype, p.provolatile,
            p.proretset
     into v_proc
-    from pg_catalog.pg_proc as p where p.oid = new.function::regprocedure;
+    from pg_catalog.pg_proc as p where p.oid = v_oid;
     if v_proc.pronargs <> 2 or v_proc.first <> 'memory.recall_candidate'::regtype
         or v_proc.second <> 'jsonb'::regtype or v_proc.prorettype <> 'double precision'::regtype or v_proc.proretset then
         raise exception 'agent_memory: signal "%" needs a function (memory.recall_candidate, jsonb) returning '
             'double precision, got %', new.name, new.function using errcode = 'invalid_parameter_value';
+    end if;
+    if memory_internal._signal_problem(new.function, callable => false) is not null then
+        raise exception 'agent_memory: signal "%": %', new.name,
+            memory_internal._signal_problem(new.function, callable => false)
+            using errcode = 'insufficient_privilege',
+                  hint = 'recall runs a signal''s function as the extension''s owner: a superuser creates it, in a '
+                         'schema only superusers may create in';
     end if;
     if v_proc.provolatile = 'v' then
         raise exception 'agent_memory: signal "%": function % must be immutable or stable, not volatile',
@@ -32,7 +148,7 @@ end
 $$;
 
 comment on function memory_internal._signal_validate() is
-'Internal: trigger that checks a signal''s function signature and volatility.';
+'Internal: trigger that checks a signal''s function: signature, volatility, and who may change it.';
 
 drop trigger if exists signals_validate on memory.signals;
 create trigger signals_validate before insert or update on memory.signals
@@ -43,14 +159,24 @@ for each row execute function memory_internal._signal_validate();
 create or replace function memory.define_signal(
     name text, stage text, function regprocedure, default_weight double precision, measures text
 ) returns void
-language sql
+language plpgsql
 as $$
+begin
+    -- Recall must be able to call it, too (a write of memory.signals asks less: a restore grants afterwards).
+    if memory_internal._signal_problem(define_signal.function::oid::regprocedure::text) is not null then
+        raise exception 'agent_memory: signal "%": %', define_signal.name,
+            memory_internal._signal_problem(define_signal.function::oid::regprocedure::text)
+            using errcode = 'insufficient_privilege',
+                  hint = 'recall runs a signal''s function as the extension''s owner: a superuser creates it, in a '
+                         'schema only superusers may create in';
+    end if;
     insert into memory.signals as s (name, stage, function, default_weight, measures)
     values (define_signal.name, define_signal.stage, define_signal.function::text, define_signal.default_weight,
             define_signal.measures)
     on conflict on constraint signals_pkey do update
     set stage = excluded.stage, function = excluded.function, default_weight = excluded.default_weight,
-        measures = excluded.measures
+        measures = excluded.measures;
+end
 $$;
 
 comment on function memory.define_signal(text, text, regprocedure, double precision, text) is

@@ -7,7 +7,6 @@
 -- endpoint is the administrator's choice (rerank_url is set_by admin).
 create or replace function memory_internal._rerank(query text, documents text[], settings jsonb) returns jsonb
 language plpython3u
-security definer
 volatile
 as $$
 if GD.get("agent_memory_version") is None:
@@ -21,9 +20,9 @@ try:
     api_key = secrets.key_for("rerank_api_key", config["rerank_url"], stored)
     scores = rerank.rerank(config["rerank_url"], query, documents, model=config["rerank_model"] or None,
                            api_key=api_key, timeout=float(config["rerank_timeout_seconds"]), retries=0)
+except (rerank.ProviderError, ValueError) as exc:
     if isinstance(exc, rerank.ProviderError):
         plpy.execute(plpy.prepare("select memory_internal._server_log($1)", ["text"]), ["rerank failed: " + exc.detail])
-except (rerank.ProviderError, ValueError) as exc:
     return json.dumps({"error": str(exc)})
 return json.dumps({"scores": scores})
 $$;

@@ -6,22 +6,34 @@
 -- chunk. Turn stage: the session's best fused score, the neighbours', the session summary's and vector's
 -- z-scores are gathered, and every boost signal adds weight x value. Optional rerank last.
 
--- The calls of one stage's signals as SQL ("memory.signal_x(k.c, $7), ..."), their names and weights.
+-- The calls of one stage's signals as SQL ("memory.signal_x(k.c, $7), ..."), their names and weights, and
+-- the signals left out because their function may not run (memory_internal._signal_problem), each with why.
 create or replace function memory_internal._signal_calls(
-    stage text, settings jsonb, out calls text, out names text[], out weights double precision[]
+    stage text, settings jsonb, out calls text, out names text[], out weights double precision[], out skipped text[]
 )
 language sql
 stable
 as $$
-    select coalesce(string_agg(format('%s(k.c, $7)', s.function::regprocedure::oid::regproc), ', ' order by s.name), ''),
-           coalesce(array_agg(s.name order by s.name), '{}'),
-           coalesce(array_agg((settings ->> ('weight_' || s.name))::double precision order by s.name), '{}')
-    from memory.signals as s
-    where s.stage = _signal_calls.stage
+    select coalesce(string_agg(s.call, ', ' order by s.name) filter (where s.problem is null), ''),
+           coalesce(array_agg(s.name order by s.name) filter (where s.problem is null), '{}'),
+           coalesce(array_agg((settings ->> ('weight_' || s.name))::double precision order by s.name)
+                        filter (where s.problem is null), '{}'),
+           coalesce(array_agg(format('signal %s skipped: %s', s.name, s.problem) order by s.name)
+                        filter (where s.problem is not null), '{}')
+    from (
+        select p.*, case when p.problem is null then format('%s(k.c, $7)', p.function::regprocedure::oid::regproc) end
+            as call
+        from (
+            select r.*, memory_internal._signal_problem(r.function) as problem
+            from memory.signals as r
+            where r.stage = _signal_calls.stage
+        ) as p
+    ) as s
 $$;
 
 comment on function memory_internal._signal_calls(text, jsonb) is
-'Internal: the registry''s signals of one stage as SQL calls, with their names and weights in force.';
+'Internal: the registry''s signals of one stage as SQL calls, with their names and weights in force, and those '
+'skipped because their function may not run.';
 
 -- The statement that scores the candidate chunks $2/$3 (tenant $1, prepared query $4, query vector $5,
 -- model $6, settings $7, fusion weights $8, boost weights $9, query text $10, context $11). %1$s and %2$s are the
@@ -260,6 +272,11 @@ comment on function memory_internal._scoring_sql(text, text) is
 
 -- The scoring statement for these signal calls, prepared once per session under a name derived from its
 -- text (a new registry makes a new statement): planning it on every recall cost as much as running it.
+-- The session is the caller's, who may have prepared a statement of that name itself: one whose text or
+-- parameter types are not exactly these is replaced. The parameters' types are written with their schemas
+-- (a caller's temporary schema comes first for type names in its own search_path), and the same text with
+-- the same types is the same statement whoever prepared it: PostgreSQL parses the query again under this
+-- function's search_path, where pg_temp comes last, and plans it again for the role that executes it.
 create or replace function memory_internal._scoring_statement(fusion_calls text, boost_calls text) returns text
 language plpgsql
 volatile
@@ -267,19 +284,36 @@ as $$
 declare
     v_sql text := memory_internal._scoring_sql(fusion_calls, boost_calls);
     v_name text := 'memory_recall_score_' || md5(v_sql);
+    v_vector text := (
+        select pg_catalog.quote_ident(n.nspname) || '.vector'
+        from pg_catalog.pg_extension as e
+        inner join pg_catalog.pg_namespace as n on e.extnamespace = n.oid
+        where e.extname = 'vector'
+    );
+    v_types text [] := array[
+        'pg_catalog.text', 'pg_catalog.int8[]', 'pg_catalog.int4[]', 'memory_internal._recall_query', v_vector,
+        'pg_catalog.text', 'pg_catalog.jsonb', 'pg_catalog.float8[]', 'pg_catalog.float8[]', 'pg_catalog.text',
+        'pg_catalog.jsonb'
+    ];
+    v_prepare text := format('prepare %I (%s) as %s', v_name, array_to_string(v_types, ', '), v_sql);
+    v_found record;
 begin
-    if not exists (select from pg_catalog.pg_prepared_statements as p where p.name = v_name) then
-        execute format(
-            'prepare %I (text, bigint [], integer [], memory_internal._recall_query, vector, text, jsonb, double precision [], '
-            'double precision [], text, jsonb) as %s', v_name, v_sql
-        );
+    select p.statement, p.parameter_types into v_found
+    from pg_catalog.pg_prepared_statements as p where p.name = v_name;
+    if v_found.statement is distinct from v_prepare
+        or v_found.parameter_types is distinct from v_types::regtype [] then
+        if v_found.statement is not null then
+            execute format('deallocate %I', v_name);
+        end if;
+        execute v_prepare;
     end if;
     return v_name;
 end
 $$;
 
 comment on function memory_internal._scoring_statement(text, text) is
-'Internal: the name of this session''s prepared scoring statement for the given signal calls.';
+'Internal: the name of this session''s prepared scoring statement for the given signal calls (prepared again '
+'when a statement of that name has other text or parameter types).';
 
 -- Every candidate turn with each signal's value and contribution and the final score, in final order
 -- (ord). recall and explain_recall read it.
@@ -385,7 +419,8 @@ begin
     v_context := jsonb_build_object(
         'model', v_recall_model, 'fusion', v_cfg ->> 'fusion', 'speakers_matched', to_jsonb(v_q.speakers),
         'entities_matched', to_jsonb(v_q.entity_names),
-        'degraded', to_jsonb(v_degraded), 'signals', to_jsonb(v_fusion.names || v_boost.names),
+        'degraded', to_jsonb(v_degraded || v_fusion.skipped || v_boost.skipped),
+        'signals', to_jsonb(v_fusion.names || v_boost.names),
         'fusion_signals', cardinality(v_fusion.names), 'weights', to_jsonb(v_fusion.weights || v_boost.weights),
         'rerank', v_cfg ->> 'rerank', 'as_of', as_of, 'include_ended', include_ended, 'tiers', to_jsonb(v_tiers),
         'route', case when v_q.intent is not null then 'memory first: ' || v_q.intent else 'hybrid' end

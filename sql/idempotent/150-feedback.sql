@@ -39,7 +39,7 @@ as $$
 declare
     v_tenant text := memory.current_tenant();
     v_verdict text := coalesce(feedback.verdict, case when feedback.helpful then 'helpful' when not feedback.helpful then 'unhelpful' end);
-    v_judge text := coalesce(feedback.agent_id, current_user);
+    v_judge text := coalesce(feedback.agent_id, session_user);
     v_turn bigint := feedback.turn_id;
     v_session bigint;
     v_memory record;

@@ -51,7 +51,7 @@ begin
                        m.importance desc, m.valid_from desc, m.memory_id desc
                ) as n
         from memory.memory_items as m
-        where memory_internal._memory_holds(m.status, m.valid_from, m.valid_to, null)
+        where memory.memory_holds(m.status, m.valid_from, m.valid_to, null)
             and (bootstrap.agent_id is null or m.agent_id = bootstrap.agent_id)
         union all
         select k.priority, k.section, r.session_id, r.started_at, l.item #>> '{}',

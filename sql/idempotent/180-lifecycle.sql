@@ -137,13 +137,11 @@ comment on function memory_internal._forget_session(text, bigint) is
 comment on type memory.forgotten is
 'What memory.forget, forget_agent or forget_range removed (sessions, turns, chunks, memories) and its tombstone.';
 
--- The tombstone of a forget, and the sessions it removed (by a hash of their id). Runs as the owner: an
--- application may read tombstones but not write them, so none can be forged or taken back; the tenant
--- is the caller's, as row-level security has it.
+-- The tombstone of a forget, and the sessions it removed (by a hash of their id). Only the API writes
+-- them (as memory_owner), so none can be forged or taken back; the tenant is the caller's.
 create or replace function memory_internal._bury(selector jsonb, removed jsonb, agents text[], session_ids text[])
 returns bigint
 language plpgsql
-security definer
 as $$
 declare
     v_tenant text := memory.current_tenant();
@@ -164,11 +162,10 @@ comment on function memory_internal._bury(jsonb, jsonb, text[], text[]) is
 'Internal: writes the tombstone of a forget and the sessions it removed (for memory.forget).';
 
 -- Whether a session of this tenant was forgotten: its tombstone, or none. With allow it is forgotten no
--- more (memory.commit storing it again). Runs as the owner, for the reason memory_internal._bury does.
+-- more (memory.commit storing it again).
 create or replace function memory_internal._forgotten(agent_id text, session_id text, allow boolean)
 returns table (tombstone_id bigint, forgotten_at timestamptz)
 language plpgsql
-security definer
 as $$
 #variable_conflict use_column
 declare

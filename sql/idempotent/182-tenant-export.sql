@@ -427,7 +427,7 @@ begin
                coalesce((r ->> 'importance')::double precision, 0.5), coalesce((r ->> 'confidence')::double precision, 1),
                coalesce(r ->> 'status', 'active'), coalesce(r ->> 'origin', 'remember'),
                coalesce((r ->> 'valid_from')::timestamptz, pg_catalog.now()), (r ->> 'valid_to')::timestamptz,
-               coalesce((r ->> 'recorded_at')::timestamptz, pg_catalog.now()), coalesce(r ->> 'recorded_by', current_user),
+               coalesce((r ->> 'recorded_at')::timestamptz, pg_catalog.now()), coalesce(r ->> 'recorded_by', session_user),
                v_canonical,
                memory_internal._memory_turn(r ->> 'content', r ->> 'kind', v_agent, '{}', 'queue'),
                (select i.memory_id from pg_temp._agent_memory_import_memories as i
@@ -489,7 +489,7 @@ begin
         select tenant, memory_internal._imported_memory(r -> 'memory'), r ->> 'agent_id', r ->> 'kind', r ->> 'content',
                (r ->> 'similarity')::double precision, (r ->> 'merged')::boolean,
                memory_internal._imported_memory(r -> 'created_memory'), (r ->> 'recorded_at')::timestamptz,
-               coalesce(r ->> 'recorded_by', current_user)
+               coalesce(r ->> 'recorded_by', session_user)
         where not exists (
             select from memory.memory_merges as g
             where g.tenant_id = tenant and g.memory_id = memory_internal._imported_memory(r -> 'memory')
@@ -513,7 +513,7 @@ begin
                                           recorded_by)
         select tenant, v_entity, r ->> 'attribute', r -> 'value', (r ->> 'valid_from')::timestamptz,
                (r ->> 'valid_to')::timestamptz, coalesce((r ->> 'recorded_at')::timestamptz, pg_catalog.now()),
-               coalesce(r ->> 'recorded_by', current_user)
+               coalesce(r ->> 'recorded_by', session_user)
         where not exists (
             select from memory.entity_states as x
             where x.tenant_id = tenant and x.entity_key = v_entity and x.attribute = r ->> 'attribute'
@@ -538,7 +538,7 @@ begin
                                      trust_before, trust_after, given_by, judged_by, counted, effect, created_at)
         select tenant, v_target.turn_key, v_target.session_key, v_target.memory_id, r ->> 'verdict' = 'helpful',
                r ->> 'verdict', r ->> 'query', r ->> 'note', (r ->> 'trust_before')::real, (r ->> 'trust_after')::real,
-               coalesce(r ->> 'given_by', current_user), coalesce(r ->> 'judged_by', r ->> 'given_by', current_user),
+               coalesce(r ->> 'given_by', session_user), coalesce(r ->> 'judged_by', r ->> 'given_by', session_user),
                coalesce((r ->> 'counted')::boolean, true), r ->> 'effect',
                coalesce((r ->> 'created_at')::timestamptz, pg_catalog.now())
         where not exists (
@@ -560,6 +560,46 @@ $$;
 
 comment on function memory_internal._import_other(text, jsonb) is
 'Internal: stores one merge, entity, entity state or feedback record of an import (memory.import_tenant).';
+
+-- Whether this transaction's import tables exist (false: none yet). They live in the caller's session, whose
+-- temporary schema the caller may write: each must be an ordinary table the import made (owned by the role it
+-- runs as, memory_owner), without triggers or rules, else the import stops (a view or a trigger of the
+-- caller's there would run the caller's code as the owner).
+create or replace function memory_internal._import_tables_ready() returns boolean
+language plpgsql
+stable
+as $$
+declare
+    v_names text [] := array[
+        '_agent_memory_import_turns', '_agent_memory_import_memories', '_agent_memory_import_records',
+        '_agent_memory_import_counts'
+    ];
+    v_found integer;
+    v_ours integer;
+begin
+    select count(*), count(*) filter (
+        where c.relkind = 'r' and c.relowner = (select r.oid from pg_catalog.pg_roles as r where r.rolname = current_user)
+            and not c.relhastriggers and not c.relhasrules
+    )
+    into v_found, v_ours
+    from pg_catalog.pg_class as c
+    where c.relnamespace = pg_catalog.pg_my_temp_schema() and c.relname = any(v_names);
+    if v_found = 0 then
+        return false;
+    end if;
+    if v_ours < cardinality(v_names) then
+        raise exception 'agent_memory: this session has temporary relations named like the import''s own (%)',
+            array_to_string(v_names, ', ')
+            using errcode = 'object_not_in_prerequisite_state',
+                  hint = 'drop them, or import from another session';
+    end if;
+    return true;
+end
+$$;
+
+comment on function memory_internal._import_tables_ready() is
+'Internal: whether this transaction''s import tables exist; an error if relations of those names are not the '
+'import''s own.';
 
 create or replace function memory.import_tenant(records jsonb, allow_forgotten boolean default false)
 returns table (record_type text, imported integer, unchanged integer, forgotten integer)
@@ -584,7 +624,7 @@ begin
             using errcode = 'invalid_parameter_value';
     end if;
     -- This transaction's import: the turn each message named is, the id each memory got, how many records.
-    if pg_catalog.to_regclass('pg_temp._agent_memory_import_records') is null then
+    if not memory_internal._import_tables_ready() then
         create temporary table _agent_memory_import_turns (
             agent_id text, session_id text, n bigint, turn_key bigint not null, primary key (agent_id, session_id, n)
         ) on commit drop;

@@ -33,7 +33,7 @@ begin
 
     -- A value at the same instant is a correction of it.
     update memory.entity_states as s set value = _set_entity_state.value, recorded_at = pg_catalog.now(),
-        recorded_by = current_user
+        recorded_by = session_user
     where s.tenant_id = v_tenant and s.entity_key = v_entity and s.attribute = _set_entity_state.attribute
         and s.valid_from = _set_entity_state.valid_from
     returning s.state_key into v_state;

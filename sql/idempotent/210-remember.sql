@@ -136,6 +136,26 @@ $$;
 comment on function memory_internal._add_evidence(text, bigint, bigint[]) is
 'Internal: adds turns to a memory''s evidence (memory.memory_evidence).';
 
+-- Takes the turn of the writers of one claim of a tenant, held to the end of the transaction: a row of
+-- memory_internal._locks (one of 1,024 per tenant, by a hash of the claim), which no other role can lock,
+-- and which only the tenant's own transactions share.
+create or replace function memory_internal._lock_claim(tenant text, claim text) returns void
+language plpgsql
+as $$
+declare
+    v_name text := 'claim ' || (pg_catalog.hashtextextended(claim, 0) & 1023);
+begin
+    perform from memory_internal._locks as l where l.tenant_id = tenant and l.name = v_name for update;
+    if not found then
+        insert into memory_internal._locks as l (tenant_id, name) values (tenant, v_name) on conflict do nothing;
+        perform from memory_internal._locks as l where l.tenant_id = tenant and l.name = v_name for update;
+    end if;
+end
+$$;
+
+comment on function memory_internal._lock_claim(text, text) is
+'Internal: waits for, then holds to the end of the transaction, the turn of the writers of one claim of a tenant.';
+
 -- The memory an agent holds for a claim: current (under the key, when there is one), or awaiting review
 -- when the claim is a proposal (pending). Writers of one key (or, without a key, of one claim) of an agent
 -- take turns: this takes the lock they share, held to the end of the transaction.
@@ -146,8 +166,9 @@ language plpgsql
 as $$
 #variable_conflict use_column
 begin
-    perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(
-        concat_ws(chr(31), tenant, _held_claim.agent_id, coalesce(_held_claim.key, encode(_held_claim.canonical, 'hex'))), 0));
+    perform memory_internal._lock_claim(
+        tenant, concat_ws(chr(31), _held_claim.agent_id, coalesce(_held_claim.key, encode(_held_claim.canonical, 'hex')))
+    );
     return (
         select m.memory_id from memory.memories as m
         where m.tenant_id = tenant and m.agent_id = _held_claim.agent_id and m.canonical = _held_claim.canonical

@@ -40,7 +40,10 @@ select
         order by n.valid_from, n.memory_id limit 1
     ) as superseded_by,
     m.turn_key as turn_id,
-    memory_internal._memory_evidence(m.tenant_id, m.memory_id) as evidence_turn_ids,
+    (
+        select coalesce(array_agg(e.turn_key order by e.turn_key), '{}') from memory.memory_evidence as e
+        where e.tenant_id = m.tenant_id and e.memory_id = m.memory_id
+    ) as evidence_turn_ids,
     m.origin
 from memory.memories as m
 where m.tenant_id = (select memory.current_tenant());
@@ -52,7 +55,7 @@ comment on view memory.memory_items is
 'origin (remember: a caller; patterns or llm: proposed by enrichment''s extractor).';
 
 -- Whether a memory held at an instant (null: holds now): its period covers it and it was not retracted.
-create or replace function memory_internal._memory_holds(
+create or replace function memory.memory_holds(
     status text, valid_from timestamptz, valid_to timestamptz, as_of timestamptz
 ) returns boolean
 language sql
@@ -64,9 +67,9 @@ as $$
     end
 $$;
 
-comment on function memory_internal._memory_holds(text, timestamptz, timestamptz, timestamptz) is
-'Internal: whether a memory holds now (as_of null: current and active or ongoing) or held at as_of (its '
-'period covers it and it was neither retracted nor left pending).';
+comment on function memory.memory_holds(text, timestamptz, timestamptz, timestamptz) is
+'Whether a memory of this status and period holds now (as_of null: current and active or ongoing) or held at '
+'as_of (its period covers it and it was neither retracted nor left pending).';
 
 -- The memory whose words a turn carries, as recall shows it: by default any but superseded, retracted and
 -- pending ones (a resolved memory is shown, and signal status ranks it lower); at as_of, the one that held
@@ -86,7 +89,7 @@ as $$
     from memory.memories as m
     where m.tenant_id = tenant and m.turn_key = turn and m.status <> 'pending'
         and case
-            when as_of is not null then memory_internal._memory_holds(m.status, m.valid_from, m.valid_to, as_of)
+            when as_of is not null then memory.memory_holds(m.status, m.valid_from, m.valid_to, as_of)
             when include_ended then true
             else m.status not in ('superseded', 'retracted')
         end
@@ -105,7 +108,7 @@ stable
 as $$
     select i.* from memory.memory_items as i
     where i.key = get.key and (get.agent_id is null or i.agent_id = get.agent_id)
-        and memory_internal._memory_holds(i.status, i.valid_from, i.valid_to, get.as_of)
+        and memory.memory_holds(i.status, i.valid_from, i.valid_to, get.as_of)
     order by i.agent_id
 $$;
 
@@ -147,7 +150,7 @@ begin
         and (memories.subject is null or i.subjects @> array[memory.normalize_entity(memories.subject)])
         and (memories.tag is null or i.tags @> array[memories.tag])
         and (memories.search is null or strpos(lower(i.content), lower(memories.search)) > 0)
-        and case when memories.status is null then memory_internal._memory_holds(i.status, i.valid_from, i.valid_to,
+        and case when memories.status is null then memory.memory_holds(i.status, i.valid_from, i.valid_to,
                                                                                  memories.as_of)
                  else i.status = memories.status end
     order by i.importance desc, i.valid_from desc, i.memory_id desc
@@ -244,7 +247,7 @@ comment on function memory.approve(bigint) is
 
 create or replace view memory.rules_and_preferences as
 select i.* from memory.memory_items as i
-where i.kind in ('rule', 'preference') and memory_internal._memory_holds(i.status, i.valid_from, i.valid_to, null)
+where i.kind in ('rule', 'preference') and memory.memory_holds(i.status, i.valid_from, i.valid_to, null)
 order by i.kind asc, i.importance desc, i.valid_from desc;
 
 comment on view memory.rules_and_preferences is
@@ -252,14 +255,14 @@ comment on view memory.rules_and_preferences is
 
 create or replace view memory.open_tasks as
 select i.* from memory.memory_items as i
-where i.kind = 'task' and memory_internal._memory_holds(i.status, i.valid_from, i.valid_to, null)
+where i.kind = 'task' and memory.memory_holds(i.status, i.valid_from, i.valid_to, null)
 order by i.importance desc, i.valid_from asc;
 
 comment on view memory.open_tasks is 'Tasks neither resolved nor retracted, most important then oldest first.';
 
 create or replace view memory.recent_decisions as
 select i.* from memory.memory_items as i
-where i.kind = 'decision' and memory_internal._memory_holds(i.status, i.valid_from, i.valid_to, null)
+where i.kind = 'decision' and memory.memory_holds(i.status, i.valid_from, i.valid_to, null)
 order by i.valid_from desc;
 
 comment on view memory.recent_decisions is 'The decisions in force, newest first.';

@@ -28,7 +28,7 @@ as $$
             where s.tenant_id = memory.current_tenant() and s.agent_id = a.agent_id),
            (select count(*) from memory.memories as m
             where m.tenant_id = memory.current_tenant() and m.agent_id = a.agent_id
-                and memory_internal._memory_holds(m.status, m.valid_from, m.valid_to, null)),
+                and memory.memory_holds(m.status, m.valid_from, m.valid_to, null)),
            -- Verdicts on the agent's turns, memories and sessions.
            (select count(*) from memory.feedback as f
             left join memory.turns as u on f.tenant_id = u.tenant_id and f.turn_key = u.turn_key

@@ -41,7 +41,6 @@ comment on function memory_internal._configured_models() is
 -- indexes, and only for an administrator's session (memory.maintain checks it too). Returns what it did.
 create or replace function memory_internal._retire_models() returns jsonb
 language plpgsql
-security definer
 as $$
 declare
     v_configured text [] := array(select memory_internal._configured_models());
@@ -132,10 +131,14 @@ begin
         if v_outside > 0 or exists (
             select from memory.session_embeddings as e where e.tenant_id = v_tenant and not e.in_graph
         ) then
-            perform memory_internal._join_graph(v_tenant);
-            v_joined := v_joined || jsonb_build_object(v_tenant, v_outside - (
-                select count(*) from memory.chunk_embeddings as e where e.tenant_id = v_tenant and not e.in_graph
-            ));
+            begin
+                perform memory_internal._join_graph(v_tenant);
+                v_joined := v_joined || jsonb_build_object(v_tenant, v_outside - (
+                    select count(*) from memory.chunk_embeddings as e where e.tenant_id = v_tenant and not e.in_graph
+                ));
+            exception when lock_not_available then
+                v_joined := v_joined || jsonb_build_object(v_tenant, 'skipped: ' || sqlerrm);
+            end;
         end if;
     end loop;
     return v_joined;
@@ -146,8 +149,16 @@ comment on function memory_internal._join_graphs() is
 'Internal: puts the vectors of tenants grown past exact_search_max_chunks that are still outside the HNSW '
 'graphs into them; how many chunk vectors joined, per tenant.';
 
+-- Runs as the owner (a procedure that does not commit may), for a memory_admin login only. One run at a
+-- time: each takes the row ('', 'maintain') of memory_internal._locks, which no other role can lock (an
+-- advisory lock, which any role can take, let a stranger make every run skip). It waits at most five
+-- seconds for any lock (a tenant's open transaction holding its rows): what it cannot lock in time, a
+-- model's vectors or a tenant's graph or retention, is left to the next run and said in its record.
 create or replace procedure memory.maintain()
 language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+set lock_timeout = '5s'
 as $$
 declare
     v_started timestamptz := pg_catalog.clock_timestamp();
@@ -160,13 +171,13 @@ declare
     v_folded bigint;
     v_retention jsonb := '{}';
     v_archived jsonb;
-    v_lock_timeout text := pg_catalog.current_setting('lock_timeout');
 begin
     if not memory_internal._administers() then
         raise exception 'agent_memory: memory.maintain() is for memory_admin (it works on every tenant)'
             using errcode = 'insufficient_privilege';
     end if;
-    if not pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtext('agent_memory.maintain')) then
+    perform from memory_internal._locks as l where l.tenant_id = '' and l.name = 'maintain' for update skip locked;
+    if not found then
         insert into memory.maintenance_runs (started_at, finished_at, status)
         values (v_started, pg_catalog.clock_timestamp(), 'skipped');
         return;
@@ -181,20 +192,22 @@ begin
     delete from memory.maintenance_runs as r
     where r.started_at < pg_catalog.now() - interval '1 hour' * (memory.setting('queue_keep_done_hours'))::double precision;
 
-    v_models := memory_internal._retire_models();
+    begin
+        v_models := memory_internal._retire_models();
+    exception when lock_not_available then
+        v_models := jsonb_build_object('models_skipped', sqlerrm);
+        raise notice 'agent_memory: retiring embedding models is left to the next run: %', sqlerrm;
+    end;
     v_graph := memory_internal._join_graphs();
     v_folded := memory_internal._fold_metric_counts();
     -- Retention before the tier moves, so that it takes what memory.retention_preview() showed. Each tenant's
-    -- apart: one whose rows stay locked for lock_timeout (5 s), or that fails, is left to the next run.
+    -- apart: one whose rows stay locked for five seconds, or that fails, is left to the next run.
     for v_tenant in select distinct p.tenant_id from memory.retention_policies as p order by p.tenant_id loop
         begin
-            perform pg_catalog.set_config('lock_timeout', '5s', true);
             v_archived := memory_internal._apply_retention(v_tenant, pg_catalog.now(), (
                 memory_internal._configured_settings(v_tenant) ->> 'retention_batch'
             )::integer);
-            perform pg_catalog.set_config('lock_timeout', v_lock_timeout, true);
         exception when others then
-            perform pg_catalog.set_config('lock_timeout', v_lock_timeout, true);
             v_archived := jsonb_build_object('skipped', sqlerrm);
             raise notice 'agent_memory: retention of tenant % is left to the next run: %', v_tenant, sqlerrm;
         end;

@@ -24,7 +24,7 @@ comment on column memory.memories.used_at is
 -- tier_warm_half_life_days down to tier_cold_below, then every tier_cold_half_life_days: one curve, so the
 -- tier it puts an item in depends on how long it has gone unused, not on how often maintenance ran. The
 -- exponent is capped where the value is 0 in all but name (0.5 ^ 1000): a float underflow is an error.
-create or replace function memory_internal._decayed_importance(
+create or replace function memory.decayed_importance(
     importance double precision, last_used timestamptz, at timestamptz, settings jsonb
 ) returns double precision
 language sql
@@ -59,8 +59,8 @@ as $$
     ) as warm
 $$;
 
-comment on function memory_internal._decayed_importance(double precision, timestamptz, timestamptz, jsonb) is
-'Internal: importance after the days from last_used to at without use: halved every tier_hot_half_life_days '
+comment on function memory.decayed_importance(double precision, timestamptz, timestamptz, jsonb) is
+'The importance left after the days from last_used to at without use: halved every tier_hot_half_life_days '
 'down to tier_warm_below, then every tier_warm_half_life_days down to tier_cold_below, then every '
 'tier_cold_half_life_days.';
 
@@ -76,9 +76,9 @@ select
     s.tier_since,
     (memory.setting('session_importance') #>> '{}')::double precision as importance,
     greatest(s.updated_at, s.used_at) as last_used,
-    memory_internal._decayed_importance(
+    memory.decayed_importance(
         (memory.setting('session_importance') #>> '{}')::double precision, greatest(s.updated_at, s.used_at),
-        pg_catalog.now(), memory_internal._settings_json()
+        pg_catalog.now(), (select pg_catalog.jsonb_object_agg(x.key, x.value) from memory.settings as x)
     ) as decayed_importance,
     s.session_key
 from memory.sessions as s
@@ -93,8 +93,9 @@ select
     m.tier_since,
     m.importance,
     greatest(m.recorded_at, m.used_at) as last_used,
-    memory_internal._decayed_importance(
-        m.importance, greatest(m.recorded_at, m.used_at), pg_catalog.now(), memory_internal._settings_json()
+    memory.decayed_importance(
+        m.importance, greatest(m.recorded_at, m.used_at), pg_catalog.now(),
+        (select pg_catalog.jsonb_object_agg(x.key, x.value) from memory.settings as x)
     ) as decayed_importance,
     null as session_key
 from memory.memories as m
@@ -155,7 +156,7 @@ as $$
         select * from memory_internal._lifecycle_items(tenant, (settings ->> 'session_importance')::double precision)
     ),
     decayed as (
-        select i.*, memory_internal._decayed_importance(i.importance, i.last_used, at, settings) as decayed,
+        select i.*, memory.decayed_importance(i.importance, i.last_used, at, settings) as decayed,
                array_position(array['hot', 'warm', 'cold'], i.tier) as level
         from items as i
     ),
@@ -312,7 +313,7 @@ stable
 rows 1
 as $$
     select coalesce(m.tier, s.tier),
-           memory_internal._decayed_importance(
+           memory.decayed_importance(
                coalesce(m.importance, (settings ->> 'session_importance')::double precision),
                coalesce(greatest(m.recorded_at, m.used_at), greatest(s.updated_at, s.used_at)), pg_catalog.now(),
                settings

@@ -366,11 +366,10 @@ comment on function memory.archive(bigint) is
 'The data of an archive of this tenant: a gzipped JSON lines file that `agent-memory import jsonl` reads back '
 '(null once dropped).';
 
--- Drops an archive's data and keeps its row as the record. Runs as the owner: applications read archives
--- but do not write them, so none can be forged or altered.
+-- Drops an archive's data and keeps its row as the record (only the API writes archives, so none can be
+-- forged or altered).
 create or replace function memory.drop_archive(archive_id bigint) returns boolean
 language sql
-security definer
 as $$
     with dropped as (
         update memory.archives as a set data = null, dropped_at = pg_catalog.now()

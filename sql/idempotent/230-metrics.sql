@@ -40,13 +40,13 @@ comment on function memory.metric_definitions() is
 'and what it counts.';
 
 -- The upper bounds of recall's latency histogram, in seconds.
-create or replace function memory_internal._recall_duration_bounds() returns double precision[]
+create or replace function memory.recall_duration_buckets() returns double precision[]
 language sql
 immutable parallel safe
 as $$ select '{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, Infinity}'::double precision[] $$;
 
-comment on function memory_internal._recall_duration_bounds() is
-'Internal: the bounds (seconds) of recall''s latency histogram buckets.';
+comment on function memory.recall_duration_buckets() is
+'The upper bounds (seconds) of recall''s latency histogram buckets.';
 
 -- Adds to counters of a tenant, in rows of this backend; nothing in a read-only transaction (a standby).
 create or replace function memory_internal._count(
@@ -79,7 +79,7 @@ as $$
         array['recalls', 'recall_duration_seconds_sum', 'recall_duration_seconds_bucket', 'recalls_degraded'],
         array['', '', (
             select case when b.bound = 'Infinity' then '+Inf' else b.bound::text end
-            from unnest(memory_internal._recall_duration_bounds()) as b (bound)
+            from unnest(memory.recall_duration_buckets()) as b (bound)
             where b.bound >= seconds
             order by b.bound
             limit 1
@@ -99,7 +99,9 @@ with counted as (
         c.label,
         sum(c.value) as value
     from memory.metric_counts as c
-    where c.tenant_id = (select memory.current_tenant()) or (select memory_internal._administers())
+    where
+        c.tenant_id = (select memory.current_tenant())
+        or (select pg_catalog.pg_has_role(session_user, 'memory_admin', 'member'))
     group by c.tenant_id, c.metric, c.label
 )
 
@@ -125,7 +127,7 @@ select
     ), 0) as value,
     'counter' as kind
 from counted as r
-cross join unnest(memory_internal._recall_duration_bounds()) as b (bound)
+cross join unnest(memory.recall_duration_buckets()) as b (bound)
 where r.metric = 'recalls'
 union all
 select
@@ -135,7 +137,9 @@ select
     count(*) as value,
     'gauge' as kind
 from memory.jobs as j
-where j.tenant_id = (select memory.current_tenant()) or (select memory_internal._administers())
+where
+    j.tenant_id = (select memory.current_tenant())
+    or (select pg_catalog.pg_has_role(session_user, 'memory_admin', 'member'))
 group by j.tenant_id, j.status
 union all
 select
@@ -147,7 +151,10 @@ select
 from memory.jobs as j
 where
     j.status = 'queued'
-    and (j.tenant_id = (select memory.current_tenant()) or (select memory_internal._administers()))
+    and (
+        j.tenant_id = (select memory.current_tenant())
+        or (select pg_catalog.pg_has_role(session_user, 'memory_admin', 'member'))
+    )
 group by j.tenant_id
 union all
 select
@@ -157,7 +164,9 @@ select
     sum(k.chunks) as value,
     'gauge' as kind
 from memory.corpus as k
-where k.tenant_id = (select memory.current_tenant()) or (select memory_internal._administers())
+where
+    k.tenant_id = (select memory.current_tenant())
+    or (select pg_catalog.pg_has_role(session_user, 'memory_admin', 'member'))
 group by k.tenant_id
 union all
 select
@@ -167,7 +176,9 @@ select
     count(*) as value,
     'gauge' as kind
 from memory.sessions as s
-where s.tenant_id = (select memory.current_tenant()) or (select memory_internal._administers())
+where
+    s.tenant_id = (select memory.current_tenant())
+    or (select pg_catalog.pg_has_role(session_user, 'memory_admin', 'member'))
 group by s.tenant_id, s.tier
 union all
 select
@@ -177,7 +188,9 @@ select
     count(*) as value,
     'gauge' as kind
 from memory.memories as m
-where m.tenant_id = (select memory.current_tenant()) or (select memory_internal._administers())
+where
+    m.tenant_id = (select memory.current_tenant())
+    or (select pg_catalog.pg_has_role(session_user, 'memory_admin', 'member'))
 group by m.tenant_id, m.tier;
 
 comment on view memory.metrics is
