@@ -10,7 +10,25 @@ stable
 as $$
 begin
     perform memory_internal._check_session_settings();
-    return (select jsonb_object_agg(s.key, s.value) from memory.settings as s);
+    return (
+        select jsonb_object_agg(s.key, coalesce(session_value.value, c.value, s.default_value))
+        from memory.setting_definitions() as s
+        -- The memory.* settings this session set: only those are read and checked (a handful, not every key).
+        cross join (
+            select coalesce(pg_catalog.array_agg(pg_catalog.lower(n.name)), '{}') as names
+            from pg_catalog.unnest(memory_internal._session_setting_names()) as n (name)
+        ) as session_set
+        -- memory.config read once: for each key, this tenant's row over the every-tenant one.
+        left join (
+            select distinct on (c.key) c.key, c.value
+            from memory.config as c
+            where c.tenant_id in ('', (select memory.current_tenant()))
+            order by c.key asc, c.tenant_id desc
+        ) as c on s.key = c.key
+        cross join lateral (
+            select case when s.key = any(session_set.names) then memory_internal._session_setting(s.key) end as value
+        ) as session_value
+    );
 end
 $$;
 

@@ -47,15 +47,15 @@ language plpgsql
 stable
 as $$
 declare
-    v_name text [];
+    v_name text [] := pg_catalog.parse_ident(pg_catalog.split_part(function, '(', 1));
+    v_schema oid := case when cardinality(v_name) = 2 then pg_catalog.to_regnamespace(pg_catalog.quote_ident(v_name[1])) end;
 begin
-    return pg_catalog.to_regprocedure(function);
-exception when insufficient_privilege then
-    v_name := pg_catalog.parse_ident(pg_catalog.split_part(function, '(', 1));
+    if v_schema is null or pg_catalog.has_schema_privilege(v_schema, 'usage') then
+        return pg_catalog.to_regprocedure(function);
+    end if;
     return (
         select p.oid from pg_catalog.pg_proc as p
-        inner join pg_catalog.pg_namespace as n on p.pronamespace = n.oid
-        where n.nspname = v_name[1] and p.proname = v_name[2]
+        where p.pronamespace = v_schema and p.proname = v_name[2]
             and p.pronargs = 2 and p.proargtypes[0] = 'memory.recall_candidate'::regtype
             and p.proargtypes[1] = 'pg_catalog.jsonb'::regtype
     );

@@ -14,6 +14,13 @@ create or replace function memory_internal._signal_calls(
 language sql
 stable
 as $$
+    -- Each signal's function checked once (materialized: each use of problem below would check it again).
+    with vetted as materialized (
+        select r.*, memory_internal._signal_problem(r.function) as problem
+        from memory.signals as r
+        where r.stage = _signal_calls.stage
+    )
+
     select coalesce(string_agg(s.call, ', ' order by s.name) filter (where s.problem is null), ''),
            coalesce(array_agg(s.name order by s.name) filter (where s.problem is null), '{}'),
            coalesce(array_agg((settings ->> ('weight_' || s.name))::double precision order by s.name)
@@ -23,11 +30,7 @@ as $$
     from (
         select p.*, case when p.problem is null then format('%s(k.c, $7)', p.function::regprocedure::oid::regproc) end
             as call
-        from (
-            select r.*, memory_internal._signal_problem(r.function) as problem
-            from memory.signals as r
-            where r.stage = _signal_calls.stage
-        ) as p
+        from vetted as p
     ) as s
 $$;
 
