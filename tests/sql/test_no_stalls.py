@@ -15,6 +15,14 @@ from psycopg.types.json import Json
 SAID = [{"role": "user", "content": "the release train leaves on Thursday"}]
 
 
+@pytest.fixture
+def tenants(db, logins) -> tuple[psycopg.Connection, psycopg.Connection]:
+    """Two bound tenant logins, acme and globex, beside the superuser `db` (autocommit, as the worker runs)."""
+    db.commit()
+    db.autocommit = True
+    return logins.create(tenant="acme"), logins.create(tenant="globex")
+
+
 def maintained(db: psycopg.Connection) -> str:
     db.execute("call memory.maintain()")
     return db.execute("select status from memory.maintenance_runs order by run_id desc limit 1").fetchone()[0]
@@ -41,10 +49,8 @@ def test_a_strangers_advisory_locks_stop_neither_maintenance_nor_remember(db, lo
         print(f"\n  stranger holding {held.fetchone()[0]} advisory locks: maintenance done, remember not blocked")
 
 
-def test_a_tenant_holding_its_session_does_not_stall_the_shared_worker(db, logins):
-    db.commit()
-    db.autocommit = True
-    acme, globex = logins.create(tenant="acme"), logins.create(tenant="globex")
+def test_a_tenant_holding_its_session_does_not_stall_the_shared_worker(db, tenants):
+    acme, globex = tenants
     for tenant in (acme, globex):
         tenant.execute("select memory.commit('plans', %s)", (Json(SAID),))
     # acme judges its session in a transaction it keeps open: the session's row is locked until it ends.
@@ -62,13 +68,11 @@ def test_a_tenant_holding_its_session_does_not_stall_the_shared_worker(db, login
     assert db.execute("call memory.work(10)").fetchone() == (1, 0)
 
 
-def test_a_tenants_open_transaction_makes_a_job_wait_at_most_five_seconds(db, logins):
+def test_a_tenants_open_transaction_makes_a_job_wait_at_most_five_seconds(db, tenants):
     # A tenant that keeps its own statistics rows locked (an enrichment in a transaction it leaves open) makes
     # the worker's job of that tenant give up after five seconds and wait for a later run, its attempt not
     # counted; other tenants go on.
-    db.commit()
-    db.autocommit = True
-    acme, globex = logins.create(tenant="acme"), logins.create(tenant="globex")
+    acme, globex = tenants
     acme.execute("select memory.commit('first', %s, enrich => 'now')", (Json(SAID),))  # the model is recorded
     for tenant in (acme, globex):
         tenant.execute("select memory.commit('plans', %s)", (Json(SAID),))
@@ -98,10 +102,10 @@ def test_a_tenant_role_bound_to_no_tenant_cannot_lock_a_table(db, logins, mode):
         unbound.execute(f"lock table memory.sessions in {mode} mode")
 
 
-def test_a_model_recorded_in_an_open_transaction_makes_others_wait_five_seconds_at_most(db, logins):
+def test_a_model_recorded_in_an_open_transaction_makes_others_wait_five_seconds_at_most(tenants):
     # The first enrichment with a new embedding model records it in a row every tenant shares; a tenant that
     # keeps that transaction open makes another tenant's enrichment wait for it, at most five seconds.
-    acme, globex = logins.create(tenant="acme"), logins.create(tenant="globex")
+    acme, globex = tenants
     acme.autocommit = False
     acme.execute("select memory.commit('first', %s, enrich => 'now')", (Json(SAID),))
     started = time.monotonic()
@@ -112,10 +116,8 @@ def test_a_model_recorded_in_an_open_transaction_makes_others_wait_five_seconds_
     assert globex.execute("select turns_added from memory.commit('plans', %s, enrich => 'now')", (Json(SAID),))
 
 
-def test_a_tenant_forgetting_in_an_open_transaction_does_not_stall_the_shared_worker(db, logins):
-    db.commit()
-    db.autocommit = True
-    acme, globex = logins.create(tenant="acme"), logins.create(tenant="globex")
+def test_a_tenant_forgetting_in_an_open_transaction_does_not_stall_the_shared_worker(db, tenants):
+    acme, globex = tenants
     for tenant in (acme, globex):
         tenant.execute("select memory.commit('plans', %s)", (Json(SAID),))
     acme.autocommit = False

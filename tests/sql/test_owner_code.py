@@ -103,6 +103,42 @@ def test_an_administrators_function_never_becomes_a_signal(admin, db, logins, ca
         print(f"\n  administrator: {attempts} ways to make recall run its code as the owner, 0 taken")
 
 
+HARMLESS = (
+    "create function {schema}.harmless(c memory.recall_candidate, s jsonb) returns double precision"
+    " language sql stable as $$ select 0::double precision $$"
+)
+
+
+@pytest.mark.parametrize(
+    "schema, refusal",
+    [
+        ("administrators", "schema administrators is owned by am_test_"),
+        ("open_to_all", "schema open_to_all lets roles other than superusers create objects"),
+        ("public", None),  # a database owner's who is a superuser: only superusers create in it (PostgreSQL 15)
+    ],
+)
+def test_a_superusers_function_is_a_signal_only_in_a_schema_only_superusers_write(admin, db, schema, refusal):
+    if schema == "administrators":
+        admin.execute("create schema administrators")
+    elif schema == "open_to_all":
+        db.execute("create schema open_to_all")
+        db.execute("grant create, usage on schema open_to_all to public")
+    db.execute(HARMLESS.format(schema=schema))
+    function = f"{schema}.harmless(memory.recall_candidate, jsonb)"
+    if refusal:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match=refusal):
+            define(db, function)
+        assert db.execute("select count(*) from memory.signals where name = 'evil'").fetchone() == (0,)
+        return
+    define(db, function)
+    db.execute("select set_config('memory.tenant_id', 'acme', false)")
+    components = db.execute("select components from memory.recall('launch codes')").fetchone()[0]
+    assert "evil" in components["signals"] and not any("evil" in line for line in components["degraded"])
+    db.execute("reset memory.tenant_id")
+    db.execute("delete from memory.signals where name = 'evil'")
+    db.execute(f"drop function {function}")
+
+
 @pytest.mark.parametrize("problem", ["owner changed", "temporary schema", "dropped"])
 def test_a_signal_that_may_no_longer_run_is_skipped_with_a_note(admin, db, logins, problem):
     define(db, evil(db, "trusted"))
