@@ -11,29 +11,34 @@
 -- owns schema public) stands for the owner of this database. Signals' functions must live in such a schema, and so
 -- must pgvector, whose schema is on the search_path of every function of the API (sql/tail.sql).
 create or replace function memory_internal._schema_problem(schema oid) returns text
-language sql
+language plpgsql
 stable
 as $$
-    with superusers as (
+-- plpgsql, not sql: recall asks this for every signal, and a plpgsql function keeps its plans.
+declare
+    v_superusers oid [] := array(
         select r.oid from pg_catalog.pg_roles as r
         where r.rolsuper or r.rolname = 'pg_database_owner' and (
             select o.rolsuper from pg_catalog.pg_database as d
             inner join pg_catalog.pg_roles as o on d.datdba = o.oid
             where d.datname = pg_catalog.current_database()
         )
-    )
-
-    select case
-        when n.nspowner not in (select u.oid from superusers as u)
-            then format('schema %s is owned by %s, not a superuser', n.nspname, n.nspowner::regrole)
-        when exists (
-            select from pg_catalog.aclexplode(n.nspacl) as a
-            where a.privilege_type = 'CREATE' and a.grantee not in (select u.oid from superusers as u)
-                and a.grantee <> 'memory_owner'::regrole
-        ) then format('schema %s lets roles other than superusers create objects', n.nspname)
-    end
-    from pg_catalog.pg_namespace as n
-    where n.oid = schema
+    );
+begin
+    return (
+        select case
+            when not n.nspowner = any(v_superusers)
+                then format('schema %s is owned by %s, not a superuser', n.nspname, n.nspowner::regrole)
+            when exists (
+                select from pg_catalog.aclexplode(n.nspacl) as a
+                where a.privilege_type = 'CREATE' and not a.grantee = any(v_superusers)
+                    and a.grantee <> 'memory_owner'::regrole
+            ) then format('schema %s lets roles other than superusers create objects', n.nspname)
+        end
+        from pg_catalog.pg_namespace as n
+        where n.oid = schema
+    );
+end
 $$;
 
 comment on function memory_internal._schema_problem(oid) is
@@ -80,28 +85,29 @@ stable
 as $$
 declare
     v_oid oid := memory_internal._signal_function(function);
+    v_proc record;
 begin
     if v_oid is null then
         return format('function %s does not exist', function);
     end if;
-    return (
-        select case
-            when n.nspname ~ '^pg_(toast_)?temp_' then format('function %s is in a temporary schema', function)
-            when not owner.rolsuper and owner.rolname <> 'memory_owner'
-                then format('function %s is owned by %s, not a superuser', function, owner.rolname)
-            when memory_internal._schema_problem(n.oid) is not null
-                then format('function %s: %s', function, memory_internal._schema_problem(n.oid))
-            when callable and n.nspname not in ('memory', 'memory_internal') and not (
-                pg_catalog.has_schema_privilege('memory_owner', n.oid, 'usage')
-                and pg_catalog.has_function_privilege('memory_owner', p.oid, 'execute')
-            ) then format('memory_owner may not call function %s (grant it usage on schema %s and execute on it)',
-                          function, n.nspname)
-        end
-        from pg_catalog.pg_proc as p
-        inner join pg_catalog.pg_namespace as n on p.pronamespace = n.oid
-        inner join pg_catalog.pg_roles as owner on p.proowner = owner.oid
-        where p.oid = v_oid
-    );
+    select n.oid as schema, n.nspname as schema_name, owner.rolsuper as by_superuser, owner.rolname as owner
+    into v_proc
+    from pg_catalog.pg_proc as p
+    inner join pg_catalog.pg_namespace as n on p.pronamespace = n.oid
+    inner join pg_catalog.pg_roles as owner on p.proowner = owner.oid
+    where p.oid = v_oid;
+    return case
+        when v_proc.schema_name ~ '^pg_(toast_)?temp_' then format('function %s is in a temporary schema', function)
+        when not v_proc.by_superuser and v_proc.owner <> 'memory_owner'
+            then format('function %s is owned by %s, not a superuser', function, v_proc.owner)
+        when memory_internal._schema_problem(v_proc.schema) is not null
+            then format('function %s: %s', function, memory_internal._schema_problem(v_proc.schema))
+        when callable and v_proc.schema_name not in ('memory', 'memory_internal') and not (
+            pg_catalog.has_schema_privilege('memory_owner', v_proc.schema, 'usage')
+            and pg_catalog.has_function_privilege('memory_owner', v_oid, 'execute')
+        ) then format('memory_owner may not call function %s (grant it usage on schema %s and execute on it)',
+                      function, v_proc.schema_name)
+    end;
 end
 $$;
 

@@ -11,12 +11,15 @@
 create or replace function memory_internal._signal_calls(
     stage text, settings jsonb, out calls text, out names text[], out weights double precision[], out skipped text[]
 )
-language sql
+language plpgsql
 stable
 as $$
+-- plpgsql, not sql: recall calls this twice, and a plpgsql function keeps its plan (a sql one would be
+-- planned at every call).
+begin
     -- Each signal's function checked once (materialized: each use of problem below would check it again).
     with vetted as materialized (
-        select r.*, memory_internal._signal_problem(r.function) as problem
+        select r.name, r.function, memory_internal._signal_problem(r.function) as problem
         from memory.signals as r
         where r.stage = _signal_calls.stage
     )
@@ -27,11 +30,13 @@ as $$
                         filter (where s.problem is null), '{}'),
            coalesce(array_agg(format('signal %s skipped: %s', s.name, s.problem) order by s.name)
                         filter (where s.problem is not null), '{}')
+    into calls, names, weights, skipped
     from (
         select p.*, case when p.problem is null then format('%s(k.c, $7)', p.function::regprocedure::oid::regproc) end
             as call
         from vetted as p
-    ) as s
+    ) as s;
+end
 $$;
 
 comment on function memory_internal._signal_calls(text, jsonb) is
