@@ -27,6 +27,7 @@ begin
                 ::regprocedure,
                 'memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[])'
                 ::regprocedure,
+                'memory_internal._turn_tier(text, bigint, bigint, jsonb)'::regprocedure,
                 'memory.setting_definitions()'::regprocedure
             ])
             and not exists (select from memory.signals as s where to_regprocedure(s.function) = p.oid)

@@ -27,36 +27,35 @@ comment on column memory.memories.used_at is
 create or replace function memory.decayed_importance(
     importance double precision, last_used timestamptz, at timestamptz, settings jsonb
 ) returns double precision
-language sql
+language plpgsql
 immutable parallel safe
 as $$
-    select case
-        when p.days <= hot.days then importance * power(0.5, least(1000, p.days / p.hot_half_life))
-        when p.days <= hot.days + warm.days then
-            hot.left_at * power(0.5, least(1000, (p.days - hot.days) / p.warm_half_life))
-        else warm.left_at * power(0.5, least(1000, (p.days - hot.days - warm.days) / p.cold_half_life))
-    end
-    from (
-        select greatest(0, extract(epoch from at - last_used) / 86400.0) as days,
-               (settings ->> 'tier_hot_half_life_days')::double precision as hot_half_life,
-               (settings ->> 'tier_warm_half_life_days')::double precision as warm_half_life,
-               (settings ->> 'tier_cold_half_life_days')::double precision as cold_half_life,
-               (settings ->> 'tier_warm_below')::double precision as warm_below,
-               (settings ->> 'tier_cold_below')::double precision as cold_below
-    ) as p
+declare
+    v_days double precision := greatest(0, extract(epoch from at - last_used) / 86400.0);
+    v_hot_half_life double precision := (settings ->> 'tier_hot_half_life_days')::double precision;
+    v_warm_half_life double precision := (settings ->> 'tier_warm_half_life_days')::double precision;
+    v_cold_half_life double precision := (settings ->> 'tier_cold_half_life_days')::double precision;
+    v_warm_below double precision := (settings ->> 'tier_warm_below')::double precision;
+    v_cold_below double precision := (settings ->> 'tier_cold_below')::double precision;
     -- How long each stretch lasts, and the value it leaves off at.
-    cross join lateral (
-        select case when importance <= p.warm_below then 0
-                    when p.warm_below <= 0 then 'infinity'
-                    else p.hot_half_life * ln(importance / p.warm_below) / ln(2) end as days,
-               least(importance, p.warm_below) as left_at
-    ) as hot
-    cross join lateral (
-        select case when hot.left_at <= p.cold_below then 0
-                    when p.cold_below <= 0 then 'infinity'
-                    else p.warm_half_life * ln(hot.left_at / p.cold_below) / ln(2) end as days,
-               least(hot.left_at, p.cold_below) as left_at
-    ) as warm
+    v_hot_left double precision := least(importance, v_warm_below);
+    v_warm_left double precision := least(v_hot_left, v_cold_below);
+    v_hot_days double precision := case when importance <= v_warm_below then 0
+                                        when v_warm_below <= 0 then 'infinity'
+                                        else v_hot_half_life * pg_catalog.ln(importance / v_warm_below) / pg_catalog.ln(2) end;
+    v_warm_days double precision := case when v_hot_left <= v_cold_below then 0
+                                         when v_cold_below <= 0 then 'infinity'
+                                         else v_warm_half_life * pg_catalog.ln(v_hot_left / v_cold_below) / pg_catalog.ln(2) end;
+begin
+    return case
+        when v_days <= v_hot_days
+            then importance * pg_catalog.power(0.5, least(1000, v_days / v_hot_half_life))
+        when v_days <= v_hot_days + v_warm_days
+            then v_hot_left * pg_catalog.power(0.5, least(1000, (v_days - v_hot_days) / v_warm_half_life))
+        else v_warm_left
+             * pg_catalog.power(0.5, least(1000, (v_days - v_hot_days - v_warm_days) / v_cold_half_life))
+    end;
+end
 $$;
 
 comment on function memory.decayed_importance(double precision, timestamptz, timestamptz, jsonb) is
@@ -305,7 +304,10 @@ comment on function memory_internal._mark_used(text, bigint[], bigint[]) is
 'Internal: marks sessions, and the memories carried by turns, used now and moves them to hot (once an hour '
 'at most, skipping rows other transactions hold).';
 
--- A turn's tier and decayed importance for recall: the memory's it carries, else its session's.
+-- A turn's tier and decayed importance for recall: the memory's it carries, else its session's. The planner
+-- inlines it into recall's scoring statement (it has no SET clause, see tail.sql): called as a function, it ran
+-- its statement anew for every candidate, and memory.decayed_importance within it was planned each time
+-- (18 of 66 ms a recall at 10k turns, track_functions).
 create or replace function memory_internal._turn_tier(tenant text, session bigint, memory bigint, settings jsonb)
 returns table (tier text, decayed_importance double precision)
 language sql
