@@ -3,16 +3,16 @@
     .venv/bin/python bench/compare_builds.py --before ../before [--after .] [--turns 10000 100000]
         [--commit-turns 10000] [--rounds 5] [--role app]
 
-Installs each build (`make install` in its checkout; both must have the same version) and makes its
-databases: a tenant of `turns` turns for recall (bench/recall_latency.py's sessions, committed and enriched
-through the build's own functions) and an empty database to copy for commit. A database keeps the SQL of the
-build that created it, so the rounds then alternate between the builds' databases without installing again
-(the C library and the in-database Python on disk are the last build's: equal for what is timed here, unless
-the builds differ there). Each round times recall on each build's databases (bench/recall_latency.py's queries
-and its lower bound in the same round) and the commit of `commit-turns` turns (bench/ingest.py's
-conversations) into a fresh copy of each build's empty database, as the database's superuser or, with
---role app, as a login granted memory_app (row-level security on). Prints each round and the medians, with
-after / before, and writes bench/results/compare-builds[-app].json.
+Installs each build (`make install` in its checkout; both must have the same version) and makes its databases: a
+tenant of `turns` turns for recall (bench/recall_latency.py's sessions, committed, enriched and maintained through
+the build's own functions) and an empty database to copy for commit. A database keeps the SQL of the build that
+created it, so the rounds then alternate between the builds' databases without installing again (the C library and
+the in-database Python on disk are the last build's: equal for what is timed here, unless the builds differ there).
+Each round times recall on each build's databases (bench/recall_latency.py's queries and its lower bound in the
+same round) and the commit of `commit-turns` turns (bench/ingest.py's conversations) into a fresh copy of each
+build's empty database, as the database's superuser or, with --role app, as a login granted memory_app (row-level
+security on). Prints each round and the medians, with after / before, and writes
+bench/results/compare-builds[-app].json.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ import time
 from pathlib import Path
 
 import psycopg
-from common import ROLES, SERVER, connect_as, fresh_database, run_queue, save
+from common import ROLES, SERVER, connect_as, fresh_database, save
 from ingest import commit_all
 from psycopg import sql
-from recall_latency import commit_sessions, measure, vocabulary, zipf_text
+from recall_latency import measure, populate, vocabulary, zipf_text
 
 
 def install(checkout: Path) -> None:
@@ -44,10 +44,7 @@ def build_databases(label: str, sizes: list[int], words: list[str], weights: lis
     for turns in sizes:
         started = time.perf_counter()
         url = fresh_database(f"compare_{label}_{turns}")
-        commit_sessions(url, turns, words, weights)
-        run_queue(url, workers=2, batch=20)
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("vacuum analyze")
+        populate(url, turns, words, weights)
         urls[str(turns)] = url
         print(f"{label}: built {turns} turns in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return urls
