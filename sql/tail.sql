@@ -43,9 +43,10 @@ $pin$;
 -- head.sql), a role nobody logs in as or is granted: a role of its own, not the superuser who installed the
 -- extension, so that forced row-level security holds inside the API's functions too (a superuser bypasses
 -- it). The schemas stay the installer's (memory_owner may create in schema memory, for the HNSW index of a new
--- embedding model). No function runs as a superuser. Two
--- that must see every tenant's chunks whoever calls the API, and answer only yes or no, belong to
--- memory_observer: memory_internal._any_chunks() and memory_internal._chunks_lacking(model).
+-- embedding model). No function runs as a superuser. Three belong to memory_observer, which reads past
+-- row-level security: the two that must see every tenant's chunks whoever calls the API, and answer only yes or
+-- no (memory_internal._any_chunks() and _chunks_lacking(model)), and recall's full-text list of one tenant
+-- (memory_internal._full_text_candidates: under a policy, a full-text match cannot use its index).
 do $owner$
 declare
     v_object record;
@@ -65,7 +66,9 @@ begin
         where p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc'))
             and p.proowner <> 'memory_owner'::regrole
             and p.oid <> all(array[
-                'memory_internal._any_chunks()'::regprocedure, 'memory_internal._chunks_lacking(text)'::regprocedure
+                'memory_internal._any_chunks()'::regprocedure, 'memory_internal._chunks_lacking(text)'::regprocedure,
+                'memory_internal._full_text_candidates(text, text, timestamptz, timestamptz, text, '
+                'memory_internal._recall_query, jsonb, text[])'::regprocedure
             ])
     loop
         execute format('alter %s %s owner to memory_owner',
@@ -73,6 +76,9 @@ begin
     end loop;
     alter function memory_internal._any_chunks() owner to memory_observer;
     alter function memory_internal._chunks_lacking(text) owner to memory_observer;
+    alter function memory_internal._full_text_candidates(
+        text, text, timestamptz, timestamptz, text, memory_internal._recall_query, jsonb, text[]
+    ) owner to memory_observer;
 end
 $owner$;
 
@@ -144,8 +150,18 @@ begin
     end if;
     grant usage on schema memory, memory_internal to memory_owner, memory_observer;
     grant create on schema memory to memory_owner;  -- the HNSW indexes of a new embedding model
-    grant select on memory.chunks, memory.chunk_embeddings to memory_observer;
-    grant execute on function memory_internal._any_chunks(), memory_internal._chunks_lacking(text) to memory_owner;
+    grant select on memory.chunks, memory.chunk_embeddings, memory.turns, memory.sessions, memory.memories
+    to memory_observer;
+    -- What the full-text list inlines (the planner inlines a function only for a role that may run it).
+    grant execute on function
+    memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[]),
+    memory_internal._chunk_bm25(tsvector, integer, integer, text[], float8[], float8, float8, float8, float8),
+    memory_internal._bm25_term(float8, float8, float8, float8, float8, float8)
+    to memory_observer;
+    grant execute on function memory_internal._any_chunks(), memory_internal._chunks_lacking(text),
+    memory_internal._full_text_candidates(
+        text, text, timestamptz, timestamptz, text, memory_internal._recall_query, jsonb, text[]
+    ) to memory_owner;
     if not pg_catalog.has_schema_privilege('memory_owner', v_vector_schema, 'usage') then
         execute format('grant usage on schema %s to memory_owner', v_vector_schema);
     end if;

@@ -228,10 +228,16 @@ def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
         order by 1
         """
     ).fetchall()
-    # The two that must see every tenant's chunks belong to memory_observer; nothing runs as a superuser.
+    # The two that must see every tenant's chunks and recall's full-text list (whose match must use its index)
+    # belong to memory_observer; nothing runs as a superuser.
     assert others == [
         ("memory_internal._any_chunks()", "memory_observer"),
         ("memory_internal._chunks_lacking(text)", "memory_observer"),
+        (
+            "memory_internal._full_text_candidates(text,text,timestamp with time zone,timestamp with time zone,"
+            "text,memory_internal._recall_query,jsonb,text[])",
+            "memory_observer",
+        ),
     ]
     roles = db.execute(
         "select rolname, rolcanlogin, rolsuper, rolbypassrls, rolcreaterole, rolcreatedb,"
@@ -247,7 +253,17 @@ def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
         " 'memory_internal'::regnamespace) and c.relkind in ('r', 'v')"
         " and has_table_privilege('memory_observer', c.oid, 'select') order by 1"
     ).fetchall()
-    assert observer_reads == [("chunk_embeddings",), ("chunks",)]
+    assert observer_reads == [("chunk_embeddings",), ("chunks",), ("memories",), ("sessions",), ("turns",)]
+    observer_runs = db.execute(
+        "select p.oid::regprocedure::text from pg_proc as p where p.pronamespace in ('memory'::regnamespace,"
+        " 'memory_internal'::regnamespace) and has_function_privilege('memory_observer', p.oid, 'execute')"
+        " and p.proowner <> 'memory_observer'::regrole order by 1"
+    ).fetchall()
+    assert [name.split("(")[0] for (name,) in observer_runs] == [
+        "memory_internal._bm25_term",
+        "memory_internal._chunk_bm25",
+        "memory_internal._turn_filter",
+    ]
     arguments = db.execute(
         """
         select p.oid::regprocedure::text from pg_proc as p
