@@ -43,13 +43,21 @@ $pin$;
 -- head.sql), a role nobody logs in as or is granted: a role of its own, not the superuser who installed the
 -- extension, so that forced row-level security holds inside the API's functions too (a superuser bypasses
 -- it). The schemas stay the installer's (memory_owner may create in schema memory, for the HNSW index of a new
--- embedding model). No function runs as a superuser. Three belong to memory_observer, which reads past
+-- embedding model). No function runs as a superuser. Four belong to memory_observer, which reads past
 -- row-level security: the two that must see every tenant's chunks whoever calls the API, and answer only yes or
--- no (memory_internal._any_chunks() and _chunks_lacking(model)), and recall's full-text list of one tenant
--- (memory_internal._full_text_candidates: under a policy, a full-text match cannot use its index).
+-- no (memory_internal._any_chunks() and _chunks_lacking(model)), and recall's two full-text lists of one tenant
+-- (memory_internal._full_text_candidates and _summary_candidates: under a policy, a full-text match cannot use
+-- its index).
 do $owner$
 declare
     v_object record;
+    v_observer_functions regprocedure [] := array[
+        'memory_internal._any_chunks()'::regprocedure, 'memory_internal._chunks_lacking(text)'::regprocedure,
+        'memory_internal._full_text_candidates(text, text, timestamptz, timestamptz, text, '
+        'memory_internal._recall_query, jsonb, text[])'::regprocedure,
+        'memory_internal._summary_candidates(text, text, text, memory_internal._recall_query, jsonb, text[])'
+        ::regprocedure
+    ];
 begin
     for v_object in
         select c.oid::regclass as name, c.relkind
@@ -64,21 +72,14 @@ begin
         select p.oid::regprocedure as name, p.prokind
         from pg_catalog.pg_proc as p
         where p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc'))
-            and p.proowner <> 'memory_owner'::regrole
-            and p.oid <> all(array[
-                'memory_internal._any_chunks()'::regprocedure, 'memory_internal._chunks_lacking(text)'::regprocedure,
-                'memory_internal._full_text_candidates(text, text, timestamptz, timestamptz, text, '
-                'memory_internal._recall_query, jsonb, text[])'::regprocedure
-            ])
+            and p.proowner <> 'memory_owner'::regrole and p.oid <> all(v_observer_functions)
     loop
         execute format('alter %s %s owner to memory_owner',
                        case when v_object.prokind = 'p' then 'procedure' else 'function' end, v_object.name);
     end loop;
-    alter function memory_internal._any_chunks() owner to memory_observer;
-    alter function memory_internal._chunks_lacking(text) owner to memory_observer;
-    alter function memory_internal._full_text_candidates(
-        text, text, timestamptz, timestamptz, text, memory_internal._recall_query, jsonb, text[]
-    ) owner to memory_observer;
+    for v_object in select unnest(v_observer_functions) as name loop
+        execute format('alter function %s owner to memory_observer', v_object.name);
+    end loop;
 end
 $owner$;
 
@@ -129,6 +130,7 @@ $definer$;
 do $grants$
 declare
     v_view regclass;
+    v_function regprocedure;
     v_vector_schema regnamespace := (
         select e.extnamespace from pg_catalog.pg_extension as e where e.extname = 'vector'
     );
@@ -150,18 +152,20 @@ begin
     end if;
     grant usage on schema memory, memory_internal to memory_owner, memory_observer;
     grant create on schema memory to memory_owner;  -- the HNSW indexes of a new embedding model
-    grant select on memory.chunks, memory.chunk_embeddings, memory.turns, memory.sessions, memory.memories
-    to memory_observer;
+    grant select on memory.chunks, memory.chunk_embeddings, memory.turns, memory.sessions, memory.memories,
+    memory.summaries to memory_observer;
     -- What the full-text list inlines (the planner inlines a function only for a role that may run it).
     grant execute on function
     memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[]),
     memory_internal._chunk_bm25(tsvector, integer, integer, text[], float8[], float8, float8, float8, float8),
     memory_internal._bm25_term(float8, float8, float8, float8, float8, float8)
     to memory_observer;
-    grant execute on function memory_internal._any_chunks(), memory_internal._chunks_lacking(text),
-    memory_internal._full_text_candidates(
-        text, text, timestamptz, timestamptz, text, memory_internal._recall_query, jsonb, text[]
-    ) to memory_owner;
+    for v_function in
+        select p.oid::regprocedure from pg_catalog.pg_proc as p where p.proowner = 'memory_observer'::regrole
+            and p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc'))
+    loop
+        execute format('grant execute on function %s to memory_owner', v_function);
+    end loop;
     if not pg_catalog.has_schema_privilege('memory_owner', v_vector_schema, 'usage') then
         execute format('grant usage on schema %s to memory_owner', v_vector_schema);
     end if;

@@ -228,7 +228,7 @@ def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
         order by 1
         """
     ).fetchall()
-    # The two that must see every tenant's chunks and recall's full-text list (whose match must use its index)
+    # The two that must see every tenant's chunks and recall's full-text lists (whose match must use its index)
     # belong to memory_observer; nothing runs as a superuser.
     assert others == [
         ("memory_internal._any_chunks()", "memory_observer"),
@@ -236,6 +236,10 @@ def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
         (
             "memory_internal._full_text_candidates(text,text,timestamp with time zone,timestamp with time zone,"
             "text,memory_internal._recall_query,jsonb,text[])",
+            "memory_observer",
+        ),
+        (
+            "memory_internal._summary_candidates(text,text,text,memory_internal._recall_query,jsonb,text[])",
             "memory_observer",
         ),
     ]
@@ -253,7 +257,14 @@ def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
         " 'memory_internal'::regnamespace) and c.relkind in ('r', 'v')"
         " and has_table_privilege('memory_observer', c.oid, 'select') order by 1"
     ).fetchall()
-    assert observer_reads == [("chunk_embeddings",), ("chunks",), ("memories",), ("sessions",), ("turns",)]
+    assert observer_reads == [
+        ("chunk_embeddings",),
+        ("chunks",),
+        ("memories",),
+        ("sessions",),
+        ("summaries",),
+        ("turns",),
+    ]
     observer_runs = db.execute(
         "select p.oid::regprocedure::text from pg_proc as p where p.pronamespace in ('memory'::regnamespace,"
         " 'memory_internal'::regnamespace) and has_function_privilege('memory_observer', p.oid, 'execute')"
