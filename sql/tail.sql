@@ -3,10 +3,10 @@
 -- Pin every function of the extension to a safe search_path: pg_catalog, the schema pgvector was
 -- installed in (its types and operators), pg_temp last. Bodies name our own objects as memory.x.
 -- Procedures are left out: one with a SET clause cannot commit; theirs qualify every name instead.
--- So are the few `language sql` expressions that recall inlines into its queries, the signals of
--- memory.signals among them, and memory.setting_definitions(), which memory.setting() filters by key on
--- every call (a SET clause would stop the planner from inlining them); they name tables as memory.x and
--- call operators of pg_catalog.
+-- So are the few `language sql` expressions that recall inlines into its queries (a turn's memory, the
+-- signals of memory.signals among them), and memory.setting_definitions(), which memory.setting() filters by
+-- key on every call (a SET clause would stop the planner from inlining them); they name tables as memory.x
+-- and call operators of pg_catalog.
 do $pin$
 declare
     v_vector_schema text := (
@@ -27,7 +27,7 @@ begin
                 ::regprocedure,
                 'memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[])'
                 ::regprocedure,
-                'memory_internal._turn_tier(text, bigint, bigint, jsonb)'::regprocedure,
+                'memory_internal._turn_memory(text, bigint, timestamptz, boolean)'::regprocedure,
                 'memory.setting_definitions()'::regprocedure
             ])
             and not exists (select from memory.signals as s where to_regprocedure(s.function) = p.oid)
@@ -87,7 +87,8 @@ $owner$;
 -- caller needs no privilege on a table or an internal function to use it, and every write goes through it.
 -- Each takes the tenant from memory.current_tenant(), never from an argument. Left to run as the caller
 -- (invoker) are memory.current_tenant(), which row-level security evaluates as the role reading a table,
--- memory.work(), which commits between jobs (a security definer procedure cannot), and the pure functions
+-- memory.work(), which commits between jobs (a security definer procedure cannot), memory.define_feature(),
+-- which only a superuser may call (its expression runs as the owner in every recall), and the pure functions
 -- that read nothing a caller cannot and that queries inline (setting_definitions, and expressions).
 do $definer$
 declare
@@ -101,6 +102,7 @@ begin
             and p.oid <> all(array[
                 'memory.current_tenant()'::regprocedure,
                 'memory.work(integer, integer, integer)'::regprocedure,
+                'memory.define_feature(text, text, regtype, text, text)'::regprocedure,
                 'memory.setting_definitions()'::regprocedure,
                 'memory.version()'::regprocedure,
                 'memory.query_intent(text)'::regprocedure,
@@ -177,7 +179,8 @@ begin
     grant memory_app to memory_admin;
     grant execute on all functions in schema memory to memory_tenant;
     revoke execute on function memory.set_secret(text, text, text), memory.bind_tenant_role(regrole, text),
-    memory.define_signal(text, text, regprocedure, double precision, text), memory.reembed(integer) from memory_tenant;
+    memory.define_signal(text, text, regprocedure, double precision, text), memory.reembed(integer),
+    memory.define_feature(text, text, regtype, text, text) from memory_tenant;
     grant execute on function memory.set_secret(text, text, text), memory.bind_tenant_role(regrole, text),
     memory.define_signal(text, text, regprocedure, double precision, text), memory.reembed(integer) to memory_admin;
     grant execute on procedure memory.maintain(), memory.work(integer, integer, integer) to memory_admin;

@@ -165,8 +165,7 @@ comment on function memory_internal._summary_candidates(
 -- Every candidate chunk of a recall: the union of the full-text, vector and session lists.
 create or replace function memory_internal._candidate_chunks(
     tenant text, agent_id text, since timestamptz, until timestamptz, source text, settings jsonb,
-    q memory_internal._recall_query, query_vector vector, recall_model text, as_of timestamptz, include_ended boolean,
-    tiers text[]
+    q memory_internal._recall_query, query_vector vector, recall_model text, tiers text[]
 ) returns table (turn_key bigint, chunk_no integer)
 language plpgsql
 volatile
@@ -229,9 +228,8 @@ begin
               q.entity_sessions, (settings ->> 'session_candidates')::integer, tiers;
     end if;
 
-    -- The words of memories recall does not show (memory_internal._turn_memory: superseded, retracted or
-    -- pending, or at as_of not holding) are left out. A memory recall shows stands for the turns it came
-    -- from, so it is a candidate whenever one of them is.
+    -- A memory stands for the turns it came from, so it is a candidate whenever one of them is. (Recall's
+    -- scoring statement leaves out the words of memories it does not show, looking each turn's memory up once.)
     return query
     with found as (
         select u.turn_key, u.chunk_no
@@ -266,8 +264,6 @@ begin
 
     select f.turn_key, f.chunk_no
     from found as f
-    where not exists (select from memory.memories as m where m.tenant_id = tenant and m.turn_key = f.turn_key)
-        or exists (select from memory_internal._turn_memory(tenant, f.turn_key, as_of, include_ended))
     union
     select c.turn_key, c.chunk_no
     from memory.memories as m
@@ -279,16 +275,12 @@ begin
             select e.memory_id from memory.memory_evidence as e
             where e.tenant_id = tenant and e.turn_key in (select f.turn_key from found as f)
         )
-        and (_candidate_chunks.agent_id is null or m.agent_id = _candidate_chunks.agent_id)
-        and exists (select from memory_internal._turn_memory(tenant, m.turn_key, as_of, include_ended));
+        and (_candidate_chunks.agent_id is null or m.agent_id = _candidate_chunks.agent_id);
 end
 $$;
 
 comment on function memory_internal._candidate_chunks(
-    text, text, timestamptz, timestamptz, text, jsonb, memory_internal._recall_query, vector, text, timestamptz,
-    boolean, text[]
+    text, text, timestamptz, timestamptz, text, jsonb, memory_internal._recall_query, vector, text, text[]
 ) is
 'Internal: every candidate chunk of a recall (full-text, vector and session lists) in the tiers given (null: '
-'all), less the words of '
-'memories recall does not show (superseded, retracted, pending; at as_of, those that did not hold), plus '
-'the memories whose evidence turns are candidates.';
+'all), plus the memories whose evidence turns are candidates.';

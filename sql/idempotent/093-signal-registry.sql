@@ -1,9 +1,11 @@
--- The registry of recall signals (memory.signals). A signal is a function of one candidate
--- (memory.recall_candidate) and the settings in force (jsonb), returning a number, plus one registry
--- row: its name, its stage, its default weight and what it measures. Its weight is the setting
--- weight_<name>. Fusion-stage signals score chunks and are fused (z-score weighted sum, or reciprocal
--- rank fusion); boost-stage signals add weight x value to a turn's fused score. Recall, explain_recall,
--- their components, the client's formatting and the docs all read this registry.
+-- The registry of recall signals (memory.signals) and of the features they read (memory.recall_features).
+-- A signal is a function of one candidate (memory.recall_candidate) and the settings in force (jsonb),
+-- returning a number, plus one registry row: its name, its stage, its default weight and what it measures.
+-- Its weight is the setting weight_<name>. Fusion-stage signals score chunks and are fused (z-score weighted
+-- sum, or reciprocal rank fusion); boost-stage signals add weight x value to a turn's fused score. Recall,
+-- explain_recall, their components, the client's formatting and the docs all read this registry. A feature
+-- is one attribute of memory.recall_candidate: its name, the stage that computes it and its SQL expression;
+-- recall's scoring statement is built from them (memory_internal._scoring_sql).
 
 -- What makes a schema one where roles other than superusers could put code the owner would run (null:
 -- nothing): its owner is not a superuser, or it lets another role create objects (memory_owner, which makes
@@ -241,3 +243,133 @@ comment on column memory.signals.builtin is 'Defined by the extension (not dumpe
 comment on type memory.recall_candidate is
 'What a signal function sees of a recall candidate: a chunk (fusion stage) or a turn with its best chunk '
 'and fused score (boost stage); fields a stage does not know are null.';
+
+-- A feature's row is its attribute of memory.recall_candidate: the trigger adds the attribute (so a restore
+-- of the registry adds it too) or checks that the one there has the feature's type. The registry's writers
+-- are superusers and memory_owner alone (no grant): an expression runs as the owner in every recall.
+create or replace function memory_internal._recall_feature_validate() returns trigger
+language plpgsql
+as $$
+declare
+    v_type regtype := pg_catalog.to_regtype(new.type);
+    v_attribute regtype := (
+        select a.atttypid::regtype from pg_catalog.pg_attribute as a
+        where a.attrelid = 'memory.recall_candidate'::regclass and a.attname = new.name and a.attnum > 0
+            and not a.attisdropped
+    );
+begin
+    if v_type is null then
+        raise exception 'agent_memory: feature "%": type % does not exist', new.name, new.type
+            using errcode = 'undefined_object';
+    end if;
+    new.type := pg_catalog.format_type(v_type, null);
+    if v_attribute is null then
+        execute format('alter type memory.recall_candidate add attribute %I %s', new.name, new.type);
+    elsif v_attribute <> v_type then
+        raise exception 'agent_memory: feature "%" is a % in memory.recall_candidate, not a %', new.name,
+            pg_catalog.format_type(v_attribute, null), new.type
+            using errcode = 'datatype_mismatch',
+                  hint = 'give the feature another name, or its type';
+    end if;
+    return new;
+end
+$$;
+
+comment on function memory_internal._recall_feature_validate() is
+'Internal: trigger that makes a feature''s attribute of memory.recall_candidate (or checks its type).';
+
+drop trigger if exists recall_features_validate on memory.recall_features;
+create trigger recall_features_validate before insert or update on memory.recall_features
+for each row execute function memory_internal._recall_feature_validate();
+
+-- Writes a feature's row: memory.define_feature's (checked there) and the extension's own (builtin).
+create or replace function memory_internal._define_feature(
+    name text, stage text, type regtype, expression text, describes text, builtin boolean
+) returns void
+language plpgsql
+as $$
+begin
+    insert into memory.recall_features as f (name, stage, type, expression, describes, builtin)
+    values (name, stage, type::text, expression, describes, builtin)
+    on conflict on constraint recall_features_pkey do update
+    set stage = excluded.stage, type = excluded.type, expression = excluded.expression, describes = excluded.describes,
+        builtin = excluded.builtin;
+end
+$$;
+
+comment on function memory_internal._define_feature(text, text, regtype, text, text, boolean) is
+'Internal: writes a recall feature''s row (builtin: one of the extension''s own, not dumped, defined by every '
+'install).';
+
+-- Adds a feature to recall (or changes one): after it, recall's statement computes it for every candidate
+-- at its stage and every signal sees it as (c).<name>. Only a superuser may call it (it is granted to no role:
+-- the expression runs as the owner in every tenant's recall), and it runs as the caller. The statement is
+-- prepared at once with the feature, so an expression that does not work fails here, not in a recall.
+create or replace function memory.define_feature(
+    name text, stage text, type regtype, expression text, describes text
+) returns void
+language plpgsql
+as $$
+begin
+    if define_feature.stage is null or define_feature.stage not in ('chunk', 'turn', 'memory') then
+        raise exception 'agent_memory: feature "%": stage must be chunk, turn or memory, got %', define_feature.name,
+            coalesce(define_feature.stage, 'null')
+            using errcode = 'invalid_parameter_value',
+                  hint = 'the fusion stage''s features are computed by recall''s pipeline itself';
+    end if;
+    if define_feature.expression is null or btrim(define_feature.expression) = '' then
+        raise exception 'agent_memory: feature "%" needs an expression', define_feature.name
+            using errcode = 'invalid_parameter_value';
+    end if;
+    if exists (select from memory.recall_features as f where f.name = define_feature.name and f.builtin) then
+        raise exception 'agent_memory: feature "%" is built in', define_feature.name
+            using errcode = 'invalid_parameter_value',
+                  hint = 'define a feature of another name (every install defines the built-in ones again)';
+    end if;
+    perform memory_internal._define_feature(name, stage, type, expression, describes, builtin => false);
+    begin
+        perform memory_internal._check_scoring_sql();
+    exception when others then
+        raise exception 'agent_memory: feature "%": recall''s statement does not work with its expression: %',
+            define_feature.name, sqlerrm using errcode = 'invalid_parameter_value';
+    end;
+end
+$$;
+
+comment on function memory.define_feature(text, text, regtype, text, text) is
+'Adds (or changes) a recall feature, superusers only: its name (the attribute of memory.recall_candidate '
+'signals read), stage (chunk: per candidate chunk, over c the chunk, t its turn, e and x the vectors of the '
+'chunk and of its context, b its bm25, r the recall; turn: per candidate turn after fusion, over d its best '
+'chunk''s features with the fusion stage''s, t, s its session, tm its memory, r; memory: like turn, a property '
+'of the memory the turn carries), its type, its SQL expression and what it describes.';
+
+-- The features in pipeline order (chunk, fusion, turn, memory), each by its place in memory.recall_candidate.
+create or replace function memory.feature_definitions()
+returns table (name text, stage text, type text, expression text, describes text, builtin boolean)
+language sql
+stable
+as $$
+    select f.name, f.stage, f.type, f.expression, f.describes, f.builtin
+    from memory.recall_features as f
+    inner join pg_catalog.pg_attribute as a on a.attrelid = 'memory.recall_candidate'::regclass and a.attname = f.name
+    order by array_position(array['chunk', 'fusion', 'turn', 'memory'], f.stage), a.attnum
+$$;
+
+comment on function memory.feature_definitions() is
+'Every recall feature (an attribute of memory.recall_candidate that signals read) in pipeline order: name, '
+'stage (chunk, fusion, turn or memory), type, SQL expression (null for the fusion stage, computed by the '
+'pipeline) and what it describes.';
+
+comment on table memory.recall_features is
+'The features recall computes for each candidate (read memory.feature_definitions()); add one with '
+'memory.define_feature().';
+comment on column memory.recall_features.name is 'The feature''s name: its attribute of memory.recall_candidate.';
+comment on column memory.recall_features.stage is
+'chunk: per candidate chunk, before fusion; fusion: computed by fusion over the candidates (built in); turn: per '
+'candidate turn, after fusion; memory: per turn, of the curated memory it carries (null when it carries none '
+'and when its words are scored as a plain turn).';
+comment on column memory.recall_features.type is 'The feature''s SQL type.';
+comment on column memory.recall_features.expression is
+'The SQL expression that computes it at its stage (see memory.define_feature for what it may read).';
+comment on column memory.recall_features.describes is 'What the feature describes.';
+comment on column memory.recall_features.builtin is 'Defined by the extension (not dumped; every install defines it).';

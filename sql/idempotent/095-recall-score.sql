@@ -6,7 +6,7 @@
 -- chunk. Turn stage: the session's best fused score, the neighbours', the session summary's and vector's
 -- z-scores are gathered, and every boost signal adds weight x value. Optional rerank last.
 
--- The calls of one stage's signals as SQL ("memory.signal_x(k.c, $7), ..."), their names and weights, and
+-- The calls of one stage's signals as SQL ("memory.signal_x(k.c, ($1).settings), ..."), their names and weights, and
 -- the signals left out because their function may not run (memory_internal._signal_problem), each with why.
 create or replace function memory_internal._signal_calls(
     stage text, settings jsonb, out calls text, out names text[], out weights double precision[], out skipped text[]
@@ -32,7 +32,7 @@ begin
                         filter (where s.problem is not null), '{}')
     into calls, names, weights, skipped
     from (
-        select p.*, case when p.problem is null then format('%s(k.c, $7)', p.function::regprocedure::oid::regproc) end
+        select p.*, case when p.problem is null then format('%s(k.c, ($1).settings)', p.function::regprocedure::oid::regproc) end
             as call
         from vetted as p
     ) as s;
@@ -43,51 +43,87 @@ comment on function memory_internal._signal_calls(text, jsonb) is
 'Internal: the registry''s signals of one stage as SQL calls, with their names and weights in force, and those '
 'skipped because their function may not run.';
 
--- The statement that scores the candidate chunks $2/$3 (tenant $1, prepared query $4, query vector $5,
--- model $6, settings $7, fusion weights $8, boost weights $9, query text $10, context $11). %1$s and %2$s are the
--- fusion and boost signal calls from memory_internal._signal_calls.
+-- The parts of the scoring statement that the registry of features (memory.recall_features) makes, each
+-- attribute of memory.recall_candidate in its order: the chunk stage's columns ("(expression)::type as name")
+-- and the candidate a fusion signal sees (the chunk's features, null for later stages), the turn and memory
+-- stages' columns and the candidate a boost signal sees (every feature), and the memory features a turn's
+-- words lack when they are scored as a plain turn ({"name": null, ...}). An attribute no feature computes
+-- is null.
+create or replace function memory_internal._feature_sql(
+    out chunk_columns text, out chunk_candidate text, out turn_columns text, out turn_candidate text,
+    out plain_turn jsonb
+)
+language plpgsql
+stable
+as $$
+begin
+    select string_agg(format('(%s)::%s as %I', f.expression, a.type, a.name), ', ' order by a.n)
+               filter (where f.stage = 'chunk'),
+           string_agg(case when f.stage = 'chunk' then format('f.%I', a.name) else 'null' end, ', ' order by a.n),
+           coalesce(', ' || string_agg(format('(%s)::%s as %I', f.expression, a.type, a.name), ', ' order by a.n)
+                                filter (where f.stage in ('turn', 'memory')), ''),
+           string_agg(case when f.stage is not null then format('d.%I', a.name) else 'null' end, ', ' order by a.n),
+           coalesce(jsonb_object_agg(a.name, null) filter (where f.stage = 'memory'), '{}')
+    into chunk_columns, chunk_candidate, turn_columns, turn_candidate, plain_turn
+    from (
+        select a.attname::text as name, pg_catalog.format_type(a.atttypid, a.atttypmod) as type, a.attnum as n
+        from pg_catalog.pg_attribute as a
+        where a.attrelid = 'memory.recall_candidate'::regclass and a.attnum > 0 and not a.attisdropped
+    ) as a
+    left join memory.recall_features as f on a.name = f.name;
+end
+$$;
+
+comment on function memory_internal._feature_sql() is
+'Internal: the parts of recall''s scoring statement built from the registry of features.';
+
+-- The statement that scores the candidate chunks of one recall; its one parameter, $1, is the recall
+-- (memory_internal._recall_context). %1$s and %2$s are the fusion and boost signal calls from
+-- memory_internal._signal_calls; the features' columns and candidates come from memory_internal._feature_sql.
+-- Columns the pipeline keeps for itself start with an underscore (a feature's name cannot).
 create or replace function memory_internal._scoring_sql(fusion_calls text, boost_calls text) returns text
 language sql
-immutable
+stable
 as $fn$
 select format($sql$
 with candidate_chunks as (
-    select distinct u.turn_key, u.chunk_no from unnest($2::bigint [], $3::integer []) as u (turn_key, chunk_no)
+    select distinct u.turn_key, u.chunk_no from unnest(($1).turn_keys, ($1).chunk_nos) as u (turn_key, chunk_no)
 ),
+-- The chunk stage's features of each candidate chunk: c the chunk, t its turn, e and x the vectors of the
+-- chunk and of its context, b its BM25, r the recall; and the memory the turn carries as recall shows it
+-- (looked up once, kept for the turn stage). The words of memories recall does not show (superseded,
+-- retracted or pending; at as_of, not holding then) are no candidates.
 chunk_features as materialized (
-    select c.turn_key, c.session_key, c.chunk_no, c.text, t.position, t.role, t.name, t.content, t.created_at,
-           t.trust::double precision as trust, t.access_count, b.bm25,
-           1 - (e.embedding <=> $5) as cosine,
-           1 - (x.embedding <=> $5) as context_cosine,
-           1 - (e.embedding <=> x.embedding) as context_similarity
+    select c.text as _text, tm.memory_id as _memory_id, tm.kind as _memory_kind, tm.importance as _memory_importance,
+           tm.status as _memory_status, tm.evidence_turns as _memory_evidence, tm.tier as _memory_tier,
+           tm.last_used as _memory_last_used, %3$s
     from candidate_chunks as cc
+    cross join (select ($1).*) as r
     -- One index probe per candidate (the limit keeps the planner from scanning every chunk instead).
     cross join lateral (
         select * from memory.chunks as y
-        where y.tenant_id = $1 and y.turn_key = cc.turn_key and y.chunk_no = cc.chunk_no
+        where y.tenant_id = r.tenant and y.turn_key = cc.turn_key and y.chunk_no = cc.chunk_no
         limit 1
     ) as c
-    inner join memory.turns as t on t.tenant_id = $1 and t.turn_key = c.turn_key
+    inner join memory.turns as t on t.tenant_id = r.tenant and t.turn_key = c.turn_key
+    left join lateral memory_internal._turn_memory(r.tenant, c.turn_key, r.as_of, r.include_ended) as tm on true
     cross join lateral memory_internal._chunk_bm25(
-        c.tsv, c.length, c.context_length, ($4).lexemes, ($4).idf, ($7 ->> 'bm25_k1')::double precision,
-        ($7 ->> 'bm25_b')::double precision, ($4).avg_length, ($7 ->> 'context_weight')::double precision
+        c.tsv, c.length, c.context_length, (r.query).lexemes, (r.query).idf, (r.settings ->> 'bm25_k1')::double precision,
+        (r.settings ->> 'bm25_b')::double precision, (r.query).avg_length, (r.settings ->> 'context_weight')::double precision
     ) as b
     left join memory.chunk_embeddings as e
-        on e.tenant_id = $1 and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no and e.model = $6
+        on e.tenant_id = r.tenant and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no and e.model = r.model
     left join memory.chunk_embeddings as x
-        on x.tenant_id = $1 and x.turn_key = c.context_turn_key and x.chunk_no = 0 and x.model = $6
+        on x.tenant_id = r.tenant and x.turn_key = c.context_turn_key and x.chunk_no = 0 and x.model = r.model
+    where tm.memory_id is not null
+        or not exists (select from memory.memories as m where m.tenant_id = r.tenant and m.turn_key = c.turn_key)
 ),
 -- One row per chunk and fusion signal.
 chunk_values as (
     select f.turn_key, f.chunk_no, v.n, v.value, v.weight
     from chunk_features as f
-    cross join lateral (
-        select row(f.turn_key, f.session_key, f.chunk_no, f.position, f.role, f.name, f.created_at, null, f.trust,
-                   f.access_count, f.bm25, f.cosine, f.context_cosine, f.context_similarity,
-                   null, null, null, null, null, null, null, null, null, null, null,
-                   null, null, null, null, null, null)::memory.recall_candidate as c
-    ) as k
-    cross join lateral unnest(array[%1$s]::double precision [], $8::double precision [])
+    cross join lateral (select row(%4$s)::memory.recall_candidate as c) as k
+    cross join lateral unnest(array[%1$s]::double precision [], ($1).fusion_weights)
         with ordinality as v (value, weight, n)
 ),
 chunk_ranked as (
@@ -104,8 +140,9 @@ chunk_fused as (
            array_agg(r.z order by r.n) as zs, array_agg(r.contribution order by r.n) as fusion_contributions
     from (
         select r.*,
-               case when $7 ->> 'fusion' = 'rrf' then
-                        case when r.value is not null then r.weight / (($7 ->> 'rrf_k')::double precision + r.list_rank)
+               case when ($1).settings ->> 'fusion' = 'rrf' then
+                        case when r.value is not null
+                                 then r.weight / ((($1).settings ->> 'rrf_k')::double precision + r.list_rank)
                              else 0 end
                     else r.weight * coalesce(r.z, 0)
                end as contribution
@@ -115,7 +152,8 @@ chunk_fused as (
 ),
 -- A turn is scored by its best chunk.
 turn_best as (
-    select distinct on (f.turn_key) f.*, cf.fused, cf.fusion_values, cf.ranks, cf.zs, cf.fusion_contributions
+    select distinct on (f.turn_key) f.*, cf.fused, cf.fusion_values as _fusion_values, cf.ranks as _ranks,
+           cf.zs as _zs, cf.fusion_contributions as _fusion_contributions
     from chunk_fused as cf
     inner join chunk_features as f on cf.turn_key = f.turn_key and cf.chunk_no = f.chunk_no
     order by f.turn_key, cf.fused desc, f.chunk_no
@@ -124,7 +162,7 @@ turn_best as (
 -- the fused scores of the turns just before and after it (when they are candidates).
 positioned as (
     select b.*,
-           row_number() over w = 1 as session_row,
+           row_number() over w = 1 as _session_row,
            max(b.fused) over (partition by b.session_key) as session_best,
            case when lag(b.position) over w = b.position - 1 then lag(b.fused) over w end as previous_fused,
            case when lead(b.position) over w = b.position + 1 then lead(b.fused) over w end as next_fused
@@ -134,117 +172,79 @@ positioned as (
 -- On the first candidate of each session, that session's summary and vector scores, looked up once
 -- (materialized: inlined, each use below would run the lookups again).
 with_session as materialized (
-    select p.*, case when p.session_row then coalesce(sm.summary_score, 0) end as summary_score, sm.open_loops,
-           sv.cosine as session_cosine
+    select p.*, case when p._session_row then coalesce(sm.summary_score, 0) end as _summary_score,
+           sv.cosine as _session_cosine
     from positioned as p
     left join lateral (
-        select ts_rank_cd(m.tsv, ($4).tsquery) as summary_score, m.open_loops from memory.summaries as m
+        select ts_rank_cd(m.tsv, (($1).query).tsquery) as summary_score from memory.summaries as m
         -- Only for a session's first row (the key is null on the others, so the index finds nothing).
-        where m.tenant_id = $1 and m.session_key = case when p.session_row then p.session_key end
+        where m.tenant_id = ($1).tenant and m.session_key = case when p._session_row then p.session_key end
     ) as sm on true
     left join lateral (
-        select 1 - (e.embedding <=> $5) as cosine from memory.session_embeddings as e
-        where e.tenant_id = $1 and e.session_key = case when p.session_row then p.session_key end
-            and e.model = $6
+        select 1 - (e.embedding <=> ($1).query_vector) as cosine from memory.session_embeddings as e
+        where e.tenant_id = ($1).tenant and e.session_key = case when p._session_row then p.session_key end
+            and e.model = ($1).model
     ) as sv on true
 ),
 -- z-scores over the candidate sessions (one row each), on their first rows ...
 session_z as (
     select ws.*,
-           case when ws.session_row then
-               (ws.summary_score - avg(ws.summary_score) filter (where ws.session_row) over ())
-               / nullif(stddev_pop(ws.summary_score) filter (where ws.session_row) over (), 0)
-           end as summary_z_here,
-           case when ws.session_row then
-               (ws.session_cosine - avg(ws.session_cosine) filter (where ws.session_row) over ())
-               / nullif(stddev_pop(ws.session_cosine) filter (where ws.session_row) over (), 0)
-           end as session_vector_z_here
+           case when ws._session_row then
+               (ws._summary_score - avg(ws._summary_score) filter (where ws._session_row) over ())
+               / nullif(stddev_pop(ws._summary_score) filter (where ws._session_row) over (), 0)
+           end as _summary_z_here,
+           case when ws._session_row then
+               (ws._session_cosine - avg(ws._session_cosine) filter (where ws._session_row) over ())
+               / nullif(stddev_pop(ws._session_cosine) filter (where ws._session_row) over (), 0)
+           end as _session_vector_z_here
     from with_session as ws
 ),
 -- ... spread to every candidate of the session.
 scored as (
-    select z.*,
-           max(z.summary_z_here) over s as summary_z,
-           max(z.session_vector_z_here) over s as session_vector_z,
-           first_value(z.open_loops) over (s order by z.session_row desc) as session_open_loops
+    select z.*, max(z._summary_z_here) over s as summary_z, max(z._session_vector_z_here) over s as session_vector_z
     from session_z as z
     window s as (partition by z.session_key)
 ),
--- What the boost signals read that is more than a column, computed once per turn (materialized: a signal
--- function reading its candidate twice is inlined only when the candidate is plain columns).
+-- The turn and memory stages' features of each candidate turn: d its best chunk's features with the fusion
+-- stage's, t the turn, s its session, tm the memory it carries (memory_id, kind, importance, status,
+-- evidence_turns, tier, last_used; nulls if none), r the recall (materialized: a signal function reading its
+-- candidate twice is inlined only when the candidate is plain columns).
 described as materialized (
-    select sc.*,
-           extract(epoch from pg_catalog.now() - sc.created_at) / 86400.0 as age_days,
-           coalesce(sc.name = any(($4).speakers), false) as speaker_named,
-           exists (
-               select from jsonb_array_elements_text(sc.session_open_loops) as o where strpos(sc.content, o) > 0
-           ) as holds_open_loop,
-           case when ($4).period is not null then
-               extract(epoch from greatest(lower(($4).period) - sc.created_at, sc.created_at - upper(($4).period),
-                                           interval '0')) / 86400.0
-           end as days_from_period,
-           -- The recall's entities (each name a group of keys) the turn mentions, each by how specific it
-           -- is in the scope, over the number of names.
-           case when cardinality(($4).entity_keys) > 0 then (
-               select coalesce(sum(n.weight), 0) / (select max(g) from unnest(($4).entity_groups) as g)
-               from (
-                   select distinct g.name_group, g.weight
-                   from memory.entity_mentions as m
-                   inner join unnest(($4).entity_keys, ($4).entity_groups, ($4).entity_weights)
-                       as g (entity_key, name_group, weight) on g.entity_key = m.entity_key
-                   where m.tenant_id = $1 and m.turn_key = sc.turn_key and m.entity_key = any(($4).entity_keys)
-               ) as n
-           ) else 0 end as entities_mentioned,
-           cardinality(($4).neighbor_keys) > 0 and exists (
-               select from memory.entity_mentions as m
-               where m.tenant_id = $1 and m.turn_key = sc.turn_key and m.entity_key = any(($4).neighbor_keys)
-           ) as neighbor_mentioned,
-           tm.memory_id, tm.kind as memory_kind, tm.importance as memory_importance, tm.status as memory_status,
-           tm.evidence_turns as memory_evidence, tt.tier, tt.decayed_importance
-    from scored as sc
-    -- The memory the turn's words carry, if any (as_of and include_ended from the context).
-    left join lateral memory_internal._turn_memory(
-        $1, sc.turn_key, ($11 ->> 'as_of')::timestamptz, ($11 ->> 'include_ended')::boolean
-    ) as tm on true
-    left join lateral memory_internal._turn_tier($1, sc.session_key, tm.memory_id, $7) as tt on true
+    select d.* %5$s
+    from scored as d
+    cross join (select ($1).*) as r
+    cross join lateral (
+        select d._memory_id as memory_id, d._memory_kind as kind, d._memory_importance as importance,
+               d._memory_status as status, d._memory_evidence as evidence_turns, d._memory_tier as tier,
+               d._memory_last_used as last_used
+    ) as tm
+    inner join memory.turns as t on t.tenant_id = r.tenant and t.turn_key = d.turn_key
+    inner join memory.sessions as s on s.tenant_id = r.tenant and s.session_key = d.session_key
 ),
 -- Every boost signal of each turn, added up in the turn's own row (a few values: no join back needed).
 final as (
-    select d.turn_key, d.session_key, d.chunk_no, d.text, d.fused, d.fused + b.boost as own_score,
-           d.memory_id, d.memory_kind, d.memory_evidence,
-           m.memory_lift,
-           d.fusion_values || b.boost_values as signal_values,
-           d.fusion_contributions || b.boost_contributions as contributions,
-           d.ranks, d.zs,
+    select d.turn_key, d.session_key, d.chunk_no, d._text, d.fused, d.fused + b.boost as own_score,
+           d._memory_id, d._memory_kind, d._memory_evidence, m.memory_lift,
+           d._fusion_values || b.boost_values as signal_values,
+           d._fusion_contributions || b.boost_contributions as contributions,
+           d._ranks, d._zs,
            row_number() over (order by d.fused + b.boost desc, d.turn_key) as fused_rank
     from described as d
-    cross join lateral (
-        select row(d.turn_key, d.session_key, d.chunk_no, d.position, d.role, d.name, d.created_at, d.age_days,
-                   d.trust, d.access_count, d.bm25, d.cosine, d.context_cosine, d.context_similarity, d.fused,
-                   d.session_best, d.previous_fused, d.next_fused, d.summary_z, d.session_vector_z, d.speaker_named,
-                   d.holds_open_loop, d.days_from_period, d.entities_mentioned,
-                   d.neighbor_mentioned, d.memory_kind, d.memory_importance, d.memory_status,
-                   -- The kind asked for, on a memory more relevant than the candidates' mean.
-                   coalesce(d.memory_kind = any(($4).intent_kinds) and d.fused > 0, false),
-                   d.tier, d.decayed_importance)::memory.recall_candidate as c
-    ) as k
+    cross join lateral (select row(%6$s)::memory.recall_candidate as c) as k
     cross join lateral (
         select coalesce(sum(v.weight * coalesce(v.value, 0)), 0) as boost,
                coalesce(array_agg(v.value order by v.n), '{}') as boost_values,
                coalesce(array_agg(v.weight * coalesce(v.value, 0) order by v.n), '{}') as boost_contributions
-        from unnest(array[%2$s]::double precision [], $9::double precision []) with ordinality as v (value, weight, n)
+        from unnest(array[%2$s]::double precision [], ($1).boost_weights) with ordinality as v (value, weight, n)
     ) as b
     -- What being a curated memory adds to the score: its boosts less those of its words as a plain turn.
     cross join lateral (
-        select case when d.memory_kind is null then 0 else b.boost - coalesce(sum(v.weight * coalesce(v.value, 0)), 0) end
+        select case when d._memory_id is null then 0 else b.boost - coalesce(sum(v.weight * coalesce(v.value, 0)), 0) end
             as memory_lift
-        from (
-            select jsonb_populate_record(
-                k.c, '{"memory_kind": null, "memory_importance": null, "memory_status": null, "intended": false}'
-            ) as c
-        ) as k
-        cross join lateral unnest(array[%2$s]::double precision [], $9::double precision []) with ordinality as v (value, weight, n)
-        where d.memory_kind is not null
+        from (select jsonb_populate_record(k.c, %7$L) as c) as k
+        cross join lateral unnest(array[%2$s]::double precision [], ($1).boost_weights)
+            with ordinality as v (value, weight, n)
+        where d._memory_id is not null
     ) as m
 ),
 -- A curated memory stands for the turns it came from: it scores at least as its best evidence turn among
@@ -252,38 +252,39 @@ final as (
 -- adds (memory_lift: importance, kind, status), and ranks ahead of it. Other candidates keep their score.
 placed as (
     select f.*, greatest(f.own_score, f.memory_lift + (
-        select max(e.own_score) from final as e where e.turn_key = any(f.memory_evidence)
+        select max(e.own_score) from final as e where e.turn_key = any(f._memory_evidence)
     )) as score
     from final as f
 ),
 reranked as (
-    select memory_internal._rerank($10, array_agg(f.text order by f.fused_rank), $7) as answer
+    select memory_internal._rerank(($1).query_text, array_agg(f._text order by f.fused_rank), ($1).settings) as answer
     from placed as f
-    where $7 ->> 'rerank' = 'http' and f.fused_rank <= ($7 ->> 'rerank_candidates')::integer
+    where ($1).settings ->> 'rerank' = 'http' and f.fused_rank <= (($1).settings ->> 'rerank_candidates')::integer
     having count(*) > 0
 )
 select f.turn_key, f.session_key, f.chunk_no, f.score, f.fused, rr.score as rerank_score,
        row_number() over (
-           order by rr.score desc nulls last, f.score desc, f.memory_evidence is null, f.turn_key
+           order by rr.score desc nulls last, f.score desc, f._memory_evidence is null, f.turn_key
        ) as ord,
-       f.signal_values, f.contributions, f.ranks, f.zs, r.answer ->> 'error' as rerank_error, $11::jsonb as context,
-       f.memory_id, f.memory_kind, f.memory_evidence
+       f.signal_values, f.contributions, f._ranks, f._zs, r.answer ->> 'error' as rerank_error, ($1).context,
+       f._memory_id, f._memory_kind, f._memory_evidence
 from placed as f
 left join reranked as r on true
 left join lateral (select (r.answer -> 'scores' ->> (f.fused_rank - 1)::integer)::double precision as score) as rr
     on true
-$sql$, fusion_calls, boost_calls)
+$sql$, fusion_calls, boost_calls, p.chunk_columns, p.chunk_candidate, p.turn_columns, p.turn_candidate, p.plain_turn)
+from memory_internal._feature_sql() as p
 $fn$;
 
 comment on function memory_internal._scoring_sql(text, text) is
-'Internal: the statement that scores recall candidates, with the registry''s signal calls in it.';
+'Internal: the statement that scores recall candidates, with the registry''s signal calls and features in it.';
 
 -- The scoring statement for these signal calls, prepared once per session under a name derived from its
 -- text (a new registry makes a new statement): planning it on every recall cost as much as running it.
 -- The session is the caller's, who may have prepared a statement of that name itself: one whose text or
--- parameter types are not exactly these is replaced. The parameters' types are written with their schemas
--- (a caller's temporary schema comes first for type names in its own search_path), and the same text with
--- the same types is the same statement whoever prepared it: PostgreSQL parses the query again under this
+-- parameter type is not exactly these is replaced. The parameter's type is written with its schema (a
+-- caller's temporary schema comes first for type names in its own search_path), and the same text with the
+-- same type is the same statement whoever prepared it: PostgreSQL parses the query again under this
 -- function's search_path, where pg_temp comes last, and plans it again for the role that executes it.
 create or replace function memory_internal._scoring_statement(fusion_calls text, boost_calls text) returns text
 language plpgsql
@@ -292,17 +293,7 @@ as $$
 declare
     v_sql text := memory_internal._scoring_sql(fusion_calls, boost_calls);
     v_name text := 'memory_recall_score_' || md5(v_sql);
-    v_vector text := (
-        select pg_catalog.quote_ident(n.nspname) || '.vector'
-        from pg_catalog.pg_extension as e
-        inner join pg_catalog.pg_namespace as n on e.extnamespace = n.oid
-        where e.extname = 'vector'
-    );
-    v_types text [] := array[
-        'pg_catalog.text', 'pg_catalog.int8[]', 'pg_catalog.int4[]', 'memory_internal._recall_query', v_vector,
-        'pg_catalog.text', 'pg_catalog.jsonb', 'pg_catalog.float8[]', 'pg_catalog.float8[]', 'pg_catalog.text',
-        'pg_catalog.jsonb'
-    ];
+    v_types text [] := array['memory_internal._recall_context'];
     v_prepare text := format('prepare %I (%s) as %s', v_name, array_to_string(v_types, ', '), v_sql);
     v_found record;
 begin
@@ -322,6 +313,25 @@ $$;
 comment on function memory_internal._scoring_statement(text, text) is
 'Internal: the name of this session''s prepared scoring statement for the given signal calls (prepared again '
 'when a statement of that name has other text or parameter types).';
+
+-- Recall's statement with the registry as it is, prepared (and let go): a feature whose expression does not
+-- work fails here (memory.define_feature), not in a recall.
+create or replace function memory_internal._check_scoring_sql() returns void
+language plpgsql
+volatile
+as $$
+declare
+    v_fusion record;
+    v_boost record;
+begin
+    select * into v_fusion from memory_internal._signal_calls('fusion', '{}');
+    select * into v_boost from memory_internal._signal_calls('boost', '{}');
+    execute format('deallocate %I', memory_internal._scoring_statement(v_fusion.calls, v_boost.calls));
+end
+$$;
+
+comment on function memory_internal._check_scoring_sql() is
+'Internal: prepares recall''s scoring statement with the registry as it is (an error names what does not work).';
 
 -- Every candidate turn with each signal's value and contribution and the final score, in final order
 -- (ord). recall and explain_recall read it.
@@ -410,8 +420,7 @@ begin
     select array_agg(c.turn_key), array_agg(c.chunk_no) into v_keys, v_chunks
     -- At as_of, nothing said after it is recalled.
     from memory_internal._candidate_chunks(
-        v_tenant, agent_id, since, least(until, as_of), source, v_cfg, v_q, v_vector, v_recall_model, as_of,
-        include_ended,
+        v_tenant, agent_id, since, least(until, as_of), source, v_cfg, v_q, v_vector, v_recall_model,
         -- A filter only when the tenant has sessions or memories in a tier left out (an index probe each).
         case when exists (
             select from unnest(array['hot', 'warm', 'cold']) as l (tier)
@@ -433,12 +442,11 @@ begin
         'rerank', v_cfg ->> 'rerank', 'as_of', as_of, 'include_ended', include_ended, 'tiers', to_jsonb(v_tiers),
         'route', case when v_q.intent is not null then 'memory first: ' || v_q.intent else 'hybrid' end
     );
-    -- A prepared statement takes its arguments as values in the EXECUTE command (quoted literals).
+    -- A prepared statement takes its argument as a value in the EXECUTE command (a quoted literal).
     return query execute format(
-        'execute %I(%L, %L, %L, %L, %L, %L, %L, %L, %L, %L, %L)',
-        memory_internal._scoring_statement(v_fusion.calls, v_boost.calls), v_tenant, coalesce(v_keys, '{}'),
-        coalesce(v_chunks, '{}'), v_q, v_vector, v_recall_model, v_cfg, v_fusion.weights, v_boost.weights, query,
-        v_context
+        'execute %I(%L)', memory_internal._scoring_statement(v_fusion.calls, v_boost.calls),
+        row(v_tenant, coalesce(v_keys, '{}'), coalesce(v_chunks, '{}'), v_q, query, v_vector, v_recall_model, v_cfg,
+            v_fusion.weights, v_boost.weights, as_of, include_ended, v_context)::memory_internal._recall_context
     );
 end
 $$;
@@ -447,3 +455,52 @@ comment on function memory_internal._recall_candidates(
     text, text, timestamptz, timestamptz, text, text[], text, jsonb, vector, timestamptz, boolean, text
 )
 is 'Internal: every candidate turn of a recall with each signal''s value and contribution and the final score.';
+
+-- The features the pipeline itself reads or computes: a candidate's keys and place, and the fusion stage's.
+select memory_internal._define_feature(
+    'turn_key', 'chunk', 'bigint', 'c.turn_key', 'The turn''s key.', builtin => true
+);
+select memory_internal._define_feature(
+    'session_key', 'chunk', 'bigint', 'c.session_key', 'The session''s key.',
+    builtin => true
+);
+select memory_internal._define_feature(
+    'chunk_no', 'chunk', 'integer', 'c.chunk_no', 'The chunk''s number in its turn.',
+    builtin => true
+);
+select memory_internal._define_feature(
+    'position', 'chunk', 'integer', 't.position', 'The turn''s position in its session (0 first).',
+    builtin => true
+);
+select memory_internal._define_feature(
+    'created_at', 'chunk', 'timestamptz', 't.created_at', 'When the turn was said.',
+    builtin => true
+);
+select memory_internal._define_feature(
+    'fused', 'fusion', 'double precision', null, 'The turn''s fused score (of its best chunk).',
+    builtin => true
+);
+select memory_internal._define_feature(
+    'session_best', 'fusion', 'double precision', null,
+    'The best fused score among the candidates of the turn''s session.',
+    builtin => true
+);
+select memory_internal._define_feature(
+    'previous_fused', 'fusion', 'double precision', null,
+    'The fused score of the turn just before, when it is a candidate.',
+    builtin => true
+);
+select memory_internal._define_feature(
+    'next_fused', 'fusion', 'double precision', null, 'The fused score of the turn just after, when it is a candidate.',
+    builtin => true
+);
+select memory_internal._define_feature(
+    'summary_z', 'fusion', 'double precision', null,
+    'z-score of the full-text match of the turn''s session summary, over the candidate sessions.',
+    builtin => true
+);
+select memory_internal._define_feature(
+    'session_vector_z', 'fusion', 'double precision', null,
+    'z-score of the cosine of the query to the turn''s session vector, over the candidate sessions.',
+    builtin => true
+);

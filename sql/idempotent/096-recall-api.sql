@@ -88,6 +88,8 @@ declare
     v_sessions bigint [];
     v_scores double precision [];
     v_components jsonb [];
+    v_memories bigint [];
+    v_kinds text [];
 begin
     perform memory_internal._check_session_settings();  -- first, so that a bad setting's error is short
     if k is null or k < 1 then
@@ -110,8 +112,9 @@ begin
     select array_agg(h.turn_key order by h.ord), array_agg(h.session_key order by h.ord),
            array_agg(h.score order by h.ord),
            array_agg(memory_internal._components(h.chunk_no, h.fused, h.signal_values, h.contributions, h.ranks, h.zs,
-                                        h.rerank_score, h.rerank_error, h.context) order by h.ord)
-    into v_turns, v_sessions, v_scores, v_components
+                                        h.rerank_score, h.rerank_error, h.context) order by h.ord),
+           array_agg(h.memory_id order by h.ord), array_agg(h.memory_kind order by h.ord)
+    into v_turns, v_sessions, v_scores, v_components, v_memories, v_kinds
     from (
         select c.* from (
             select c.*, row_number() over (partition by c.session_key order by c.ord) as in_session
@@ -127,14 +130,13 @@ begin
 
     return query
     select s.session_id, s.agent_id, t.turn_key, t.message_id, t.role, t.name, t.created_at, t.content,
-           m.summary, h.score, h.components, coalesce(tm.kind, 'turn'), tm.memory_id, tm.evidence_turns
-    from unnest(v_turns, v_sessions, v_scores, v_components) with ordinality
-        as h (turn_key, session_key, score, components, n)
+           m.summary, h.score, h.components, coalesce(h.kind, 'turn'), h.memory_id,
+           case when h.memory_id is not null then memory_internal._memory_evidence(v_tenant, h.memory_id) end
+    from unnest(v_turns, v_sessions, v_scores, v_components, v_memories, v_kinds) with ordinality
+        as h (turn_key, session_key, score, components, memory_id, kind, n)
     inner join memory.turns as t on t.tenant_id = v_tenant and h.turn_key = t.turn_key
     inner join memory.sessions as s on s.tenant_id = v_tenant and h.session_key = s.session_key
     left join memory.summaries as m on m.tenant_id = v_tenant and h.session_key = m.session_key
-    left join lateral memory_internal._turn_memory(v_tenant, h.turn_key, recall.as_of, recall.include_ended)
-        as tm on true
     order by h.n;
 
     if (coalesce(recall.weights -> 'recall_count_access', memory.setting('recall_count_access')))::boolean then

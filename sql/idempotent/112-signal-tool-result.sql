@@ -2,6 +2,13 @@
 -- people and the assistant said. Tool output is indexed (commands, errors, file contents are worth
 -- finding), and its weight says how far below a conversation turn of the same relevance it ranks; at 0
 -- it ranks as one.
+select memory_internal._define_feature(
+    'role', 'chunk', 'text',
+    $feature$t.role$feature$,
+    'The turn''s role (user, assistant, system, tool).',
+    builtin => true
+);
+
 create or replace function memory_internal.signal_tool_result(c memory.recall_candidate, s jsonb)
 returns double precision
 language sql

@@ -4,6 +4,23 @@
 -- entity's name or alias in the scope, "postgres" finding PostgreSQL) and those passed as entities.
 -- Mentions come from enrichment's extraction (memory.entity_mentions), so a turn that calls the entity by
 -- another of its names counts.
+select memory_internal._define_feature(
+    'entities_mentioned', 'turn', 'double precision',
+    $feature$case when cardinality((r.query).entity_keys) > 0 then (
+        select coalesce(sum(n.weight), 0) / (select max(g) from unnest((r.query).entity_groups) as g)
+        from (
+            select distinct g.name_group, g.weight
+            from memory.entity_mentions as m
+            inner join unnest((r.query).entity_keys, (r.query).entity_groups, (r.query).entity_weights)
+                as g (entity_key, name_group, weight) on m.entity_key = g.entity_key
+            where m.tenant_id = r.tenant and m.turn_key = d.turn_key and m.entity_key = any((r.query).entity_keys)
+        ) as n
+    ) else 0 end$feature$,
+    'The recall''s entities (each name a group of keys) the turn mentions, each by how specific it is '
+    || 'in the scope, over the number of names.',
+    builtin => true
+);
+
 create or replace function memory_internal.signal_entity(c memory.recall_candidate, s jsonb) returns double precision
 language sql
 immutable parallel safe

@@ -1,6 +1,16 @@
 -- Recall signal "entity_neighbor" (boost stage): 1 when the turn mentions one of the ten entities most
 -- often mentioned together with the recall's entities (their neighbours in the co-occurrence graph,
 -- memory.entity_edges), 0 otherwise.
+select memory_internal._define_feature(
+    'neighbor_mentioned', 'turn', 'boolean',
+    $feature$cardinality((r.query).neighbor_keys) > 0 and exists (
+        select from memory.entity_mentions as m
+        where m.tenant_id = r.tenant and m.turn_key = d.turn_key and m.entity_key = any((r.query).neighbor_keys)
+    )$feature$,
+    'Whether the turn mentions one of the graph neighbours of the recall''s entities.',
+    builtin => true
+);
+
 create or replace function memory_internal.signal_entity_neighbor(c memory.recall_candidate, s jsonb)
 returns double precision
 language sql

@@ -1,5 +1,12 @@
 -- Recall signal "status" (boost stage): -1 for a memory that no longer holds (resolved; superseded and
 -- retracted ones too when recall is asked to include them), 0 for a memory that holds and for a turn.
+select memory_internal._define_feature(
+    'memory_status', 'memory', 'text',
+    $feature$tm.status$feature$,
+    'The status of the curated memory the turn carries, as recall shows it (at as_of: as it was then).',
+    builtin => true
+);
+
 create or replace function memory_internal.signal_status(c memory.recall_candidate, s jsonb)
 returns double precision
 language sql

@@ -1,5 +1,12 @@
 -- Recall signal "tier" (boost stage): 1 for a hot session or memory, 0.5 for warm, 0 for cold (cold ones
 -- take part only when recall's tiers include cold).
+select memory_internal._define_feature(
+    'tier', 'turn', 'text',
+    $feature$coalesce(tm.tier, s.tier)$feature$,
+    'The tier of the memory the turn carries, else of its session.',
+    builtin => true
+);
+
 create or replace function memory_internal.signal_tier(c memory.recall_candidate, s jsonb) returns double precision
 language sql
 immutable parallel safe

@@ -303,28 +303,3 @@ $$;
 comment on function memory_internal._mark_used(text, bigint[], bigint[]) is
 'Internal: marks sessions, and the memories carried by turns, used now and moves them to hot (once an hour '
 'at most, skipping rows other transactions hold).';
-
--- A turn's tier and decayed importance for recall: the memory's it carries, else its session's. The planner
--- inlines it into recall's scoring statement (it has no SET clause, see tail.sql): called as a function, it ran
--- its statement anew for every candidate, and memory.decayed_importance within it was planned each time
--- (18 of 66 ms a recall at 10k turns, track_functions).
-create or replace function memory_internal._turn_tier(tenant text, session bigint, memory bigint, settings jsonb)
-returns table (tier text, decayed_importance double precision)
-language sql
-stable
-rows 1
-as $$
-    select coalesce(m.tier, s.tier),
-           memory.decayed_importance(
-               coalesce(m.importance, (settings ->> 'session_importance')::double precision),
-               coalesce(greatest(m.recorded_at, m.used_at), greatest(s.updated_at, s.used_at)), pg_catalog.now(),
-               settings
-           )
-    from memory.sessions as s
-    left join memory.memories as m on m.tenant_id = tenant and m.memory_id = memory
-    where s.tenant_id = tenant and s.session_key = session
-$$;
-
-comment on function memory_internal._turn_tier(text, bigint, bigint, jsonb) is
-'Internal: the tier and decayed importance recall sees for a turn: those of the memory it carries, else of '
-'its session.';

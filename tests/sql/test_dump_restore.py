@@ -61,7 +61,8 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def dumped(db, tmp_path) -> Iterator[tuple[dict, Path, list[str]]]:
     """A database with two tenants' enriched sessions, feedback, a remembered fact and a signal of its
-    own, dumped (custom format); its snapshot, the dump, and a list to name databases to drop."""
+    own that reads a feature of its own, dumped (custom format); its snapshot, the dump, and a list to name
+    databases to drop."""
     db.commit()
     db.autocommit = True
     for tenant in ("acme", "globex"):
@@ -87,9 +88,10 @@ def dumped(db, tmp_path) -> Iterator[tuple[dict, Path, list[str]]]:
     db.execute("select * from memory.feedback(%s, true)", (turn,))
     db.execute("select memory.commit('gone', %s)", (Json([{"role": "user", "content": "soon forgotten"}]),))
     db.execute("select * from memory.forget('gone')")  # a tombstone and a forgotten session to carry over
+    db.execute("select memory.define_feature('opening', 'chunk', 'boolean', 't.position = 0', 'A session''s first.')")
     db.execute(
         "create function public.signal_early(c memory.recall_candidate, s jsonb) returns double precision"
-        " language sql immutable as 'select case when (c).position = 0 then 1 else 0 end'"
+        " language sql immutable as 'select case when (c).opening then 1 else 0 end'"
     )
     db.execute(
         "select memory.define_signal('early', 'boost', 'public.signal_early(memory.recall_candidate, jsonb)', 0.1,"

@@ -139,6 +139,22 @@ def test_a_superusers_function_is_a_signal_only_in_a_schema_only_superusers_writ
     db.execute(f"drop function {function}")
 
 
+def test_an_administrator_never_defines_a_feature(admin, db):
+    """A feature's expression runs as the owner in every recall: only a superuser defines one."""
+    expression = EVIL_BODY.removeprefix("select ")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied for function define_feature"):
+        admin.execute("select memory.define_feature('evil', 'turn', 'double precision', %s, 'x')", (expression,))
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied for table recall_features"):
+        admin.execute(
+            "insert into memory.recall_features (name, stage, type, expression, describes)"
+            " values ('evil', 'turn', 'double precision', %s, 'x')",
+            (expression,),
+        )
+    admin.execute("set memory.tenant_id = 'acme'")
+    assert admin.execute("select count(*) from memory.recall('launch codes')").fetchone() == (1,)
+    assert not ran(admin)
+
+
 @pytest.mark.parametrize("problem", ["owner changed", "temporary schema", "dropped"])
 def test_a_signal_that_may_no_longer_run_is_skipped_with_a_note(admin, db, logins, problem):
     define(db, evil(db, "trusted"))
@@ -188,9 +204,10 @@ def test_a_prepared_statement_of_the_callers_never_stands_in_for_recalls(admin, 
     ).fetchone()
     admin.execute(f"deallocate {name}")
     admin.execute(TENANT_EVIL)
-    # Types named without a schema are the session's temporary ones first: a domain that runs the caller's code.
-    admin.execute("create domain pg_temp.text as pg_catalog.text check (pg_temp.evil())")
-    admin.execute(statement.replace("pg_catalog.text", "text"))
+    # The same text over a parameter of the caller's own type: a domain that runs the caller's code.
+    admin.execute("create domain pg_temp.recall as memory_internal._recall_context check (pg_temp.evil())")
+    assert "(memory_internal._recall_context)" in statement
+    admin.execute(statement.replace("(memory_internal._recall_context)", "(pg_temp.recall)", 1))
     hits = admin.execute("select content from memory.recall('launch codes')").fetchall()
     assert hits and ran_as(admin) in (None, admin.info.user)  # never memory_owner
     # The very same text is the same statement: harmless, whoever prepared it.

@@ -198,7 +198,8 @@ def test_a_tenant_role_may_read_and_call_the_api_and_nothing_more(db):
 
 
 def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
-    """Every function of schema memory but the few pure ones and current_tenant runs as memory_owner, a bare role."""
+    """Every function of schema memory but the few pure ones, current_tenant and define_feature (a superuser's)
+    runs as memory_owner, a bare role."""
     invoker = db.execute(
         """
         select p.oid::regprocedure::text from pg_proc as p
@@ -208,6 +209,7 @@ def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
     assert [name for (name,) in invoker] == [
         "memory.current_tenant()",
         "memory.decayed_importance(double precision,timestamp with time zone,timestamp with time zone,jsonb)",
+        "memory.define_feature(text,text,regtype,text,text)",
         "memory.memory_holds(text,timestamp with time zone,timestamp with time zone,timestamp with time zone)",
         "memory.metric_definitions()",
         "memory.query_intent(text)",
