@@ -51,3 +51,4 @@ select * from memory.queue_status;
 select key, value, source from memory.settings where key in ('embedder', 'fusion', 'weight_dense', 'weight_speaker')
 order by key;
 select name, stage, weight, measures from memory.signal_definitions();
+select name, stage, expression from memory.feature_definitions() where stage = 'turn';
