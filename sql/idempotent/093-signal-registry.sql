@@ -244,25 +244,79 @@ comment on type memory.recall_candidate is
 'What a signal function sees of a recall candidate: a chunk (fusion stage) or a turn with its best chunk '
 'and fused score (boost stage); fields a stage does not know are null.';
 
+-- What is wrong with an object a feature's SQL uses (null: nothing), by the rules of a signal's function
+-- (memory_internal._signal_problem): owned by a superuser or memory_owner, in a schema with no problem, never
+-- a temporary one.
+create or replace function memory_internal._object_problem(object text, owner oid, schema oid) returns text
+language plpgsql
+stable
+as $$
+begin
+    return case
+        when (select n.nspname from pg_catalog.pg_namespace as n where n.oid = schema) ~ '^pg_(toast_)?temp_'
+            then format('%s is in a temporary schema', object)
+        when not (select r.rolsuper from pg_catalog.pg_roles as r where r.oid = owner) and owner <> 'memory_owner'::regrole
+            then format('%s is owned by %s, not a superuser', object, owner::regrole)
+        when memory_internal._schema_problem(schema) is not null
+            then format('%s: %s', object, memory_internal._schema_problem(schema))
+    end;
+end
+$$;
+
+comment on function memory_internal._object_problem(text, oid, oid) is
+'Internal: why code recall would run as the owner could be changed by a role other than a superuser (its '
+'owner, its schema), or null.';
+
 -- A feature's row is its attribute of memory.recall_candidate: the trigger adds the attribute (so a restore
--- of the registry adds it too) or checks that the one there has the feature's type. The registry's writers
--- are superusers and memory_owner alone (no grant): an expression runs as the owner in every recall.
+-- of the registry adds it too) or checks that the one there has the feature's type. Only a superuser writes
+-- the registry (an expression runs as the owner in every recall): table privileges keep other roles out, and
+-- this check keeps out any role granted writes on every table (pg_write_all_data). The type is a base or
+-- composite type a superuser owns (a domain's checks would run as the owner; a row of null features must be
+-- valid). The built-in rows, which the statement's own parts read, are not deleted.
 create or replace function memory_internal._recall_feature_validate() returns trigger
 language plpgsql
 as $$
 declare
-    v_type regtype := pg_catalog.to_regtype(new.type);
-    v_attribute regtype := (
-        select a.atttypid::regtype from pg_catalog.pg_attribute as a
-        where a.attrelid = 'memory.recall_candidate'::regclass and a.attname = new.name and a.attnum > 0
-            and not a.attisdropped
-    );
+    v_type regtype;
+    v_attribute regtype;
 begin
+    if not pg_catalog.current_setting('is_superuser')::boolean then
+        raise exception 'agent_memory: only a superuser may change recall''s features (% is not one)', current_user
+            using errcode = 'insufficient_privilege',
+                  hint = 'a feature''s expression runs as the extension''s owner in every tenant''s recall';
+    end if;
+    if tg_op = 'DELETE' then
+        if old.builtin then
+            raise exception 'agent_memory: feature "%" is built in', old.name using errcode = 'invalid_parameter_value';
+        end if;
+        return old;
+    end if;
+    if length(new.name) > 63 then
+        raise exception 'agent_memory: feature name "%" is longer than 63 characters', new.name
+            using errcode = 'name_too_long';
+    end if;
+    v_type := pg_catalog.to_regtype(new.type);
     if v_type is null then
         raise exception 'agent_memory: feature "%": type % does not exist', new.name, new.type
             using errcode = 'undefined_object';
     end if;
+    if (select t.typtype from pg_catalog.pg_type as t where t.oid = v_type) not in ('b', 'c', 'e') then
+        raise exception 'agent_memory: feature "%": type % is not a base, composite or enum type', new.name, v_type
+            using errcode = 'invalid_parameter_value';
+    end if;
+    if (select memory_internal._object_problem(format('type %s', v_type), t.typowner, t.typnamespace)
+        from pg_catalog.pg_type as t where t.oid = v_type) is not null then
+        raise exception 'agent_memory: feature "%": %', new.name,
+            (select memory_internal._object_problem(format('type %s', v_type), t.typowner, t.typnamespace)
+             from pg_catalog.pg_type as t where t.oid = v_type)
+            using errcode = 'insufficient_privilege';
+    end if;
     new.type := pg_catalog.format_type(v_type, null);
+    v_attribute := (
+        select a.atttypid::regtype from pg_catalog.pg_attribute as a
+        where a.attrelid = 'memory.recall_candidate'::regclass and a.attname = new.name and a.attnum > 0
+            and not a.attisdropped
+    );
     if v_attribute is null then
         execute format('alter type memory.recall_candidate add attribute %I %s', new.name, new.type);
     elsif v_attribute <> v_type then
@@ -276,10 +330,11 @@ end
 $$;
 
 comment on function memory_internal._recall_feature_validate() is
-'Internal: trigger that makes a feature''s attribute of memory.recall_candidate (or checks its type).';
+'Internal: trigger that keeps the registry of features a superuser''s and makes a feature''s attribute of '
+'memory.recall_candidate (or checks its type).';
 
 drop trigger if exists recall_features_validate on memory.recall_features;
-create trigger recall_features_validate before insert or update on memory.recall_features
+create trigger recall_features_validate before insert or update or delete on memory.recall_features
 for each row execute function memory_internal._recall_feature_validate();
 
 -- Writes a feature's row: memory.define_feature's (checked there) and the extension's own (builtin).
@@ -304,12 +359,15 @@ comment on function memory_internal._define_feature(text, text, regtype, text, t
 -- Adds a feature to recall (or changes one): after it, recall's statement computes it for every candidate
 -- at its stage and every signal sees it as (c).<name>. Only a superuser may call it (it is granted to no role:
 -- the expression runs as the owner in every tenant's recall), and it runs as the caller. The statement is
--- prepared at once with the feature, so an expression that does not work fails here, not in a recall.
+-- built at once with the feature: one that does not parse, or that calls a function or uses a type or
+-- operator a role other than a superuser could change, is refused here, and nothing is written.
 create or replace function memory.define_feature(
     name text, stage text, type regtype, expression text, describes text
 ) returns void
 language plpgsql
 as $$
+declare
+    v_problem text;
 begin
     if define_feature.stage is null or define_feature.stage not in ('chunk', 'turn', 'memory') then
         raise exception 'agent_memory: feature "%": stage must be chunk, turn or memory, got %', define_feature.name,
@@ -328,11 +386,17 @@ begin
     end if;
     perform memory_internal._define_feature(name, stage, type, expression, describes, builtin => false);
     begin
-        perform memory_internal._check_scoring_sql();
+        v_problem := memory_internal._scoring_code_problem();
     exception when others then
         raise exception 'agent_memory: feature "%": recall''s statement does not work with its expression: %',
             define_feature.name, sqlerrm using errcode = 'invalid_parameter_value';
     end;
+    if v_problem is not null then
+        raise exception 'agent_memory: feature "%": %', define_feature.name, v_problem
+            using errcode = 'insufficient_privilege',
+                  hint = 'recall runs a feature''s expression as the extension''s owner: what it calls is a '
+                         'superuser''s, in a schema only superusers may create in';
+    end if;
 end
 $$;
 

@@ -44,7 +44,8 @@ comment on function memory_internal._signal_calls(text, jsonb) is
 'skipped because their function may not run.';
 
 -- The parts of the scoring statement that the registry of features (memory.recall_features) makes, each
--- attribute of memory.recall_candidate in its order: the chunk stage's columns ("(expression)::type as name")
+-- attribute of memory.recall_candidate in its order: the chunk stage's columns ("(expression)::type as name";
+-- a memory-stage feature is null when the turn carries no memory)
 -- and the candidate a fusion signal sees (the chunk's features, null for later stages), the turn and memory
 -- stages' columns and the candidate a boost signal sees (every feature), and the memory features a turn's
 -- words lack when they are scored as a plain turn ({"name": null, ...}). An attribute no feature computes
@@ -57,17 +58,22 @@ language plpgsql
 stable
 as $$
 begin
-    select string_agg(format('(%s)::%s as %I', f.expression, a.type, a.name), ', ' order by a.n)
+    select string_agg(format(E'(%s\n)::%s as %I', f.expression, a.type, a.name), ', ' order by a.n)
                filter (where f.stage = 'chunk'),
            string_agg(case when f.stage = 'chunk' then format('f.%I', a.name) else 'null' end, ', ' order by a.n),
-           coalesce(', ' || string_agg(format('(%s)::%s as %I', f.expression, a.type, a.name), ', ' order by a.n)
-                                filter (where f.stage in ('turn', 'memory')), ''),
+           coalesce(', ' || string_agg(
+               format(case when f.stage = 'memory' then E'(case when tm.memory_id is not null then (%s\n) end)::%s as %I'
+                           else E'(%s\n)::%s as %I' end, f.expression, a.type, a.name), ', ' order by a.n
+           ) filter (where f.stage in ('turn', 'memory')), ''),
            string_agg(case when f.stage is not null then format('d.%I', a.name) else 'null' end, ', ' order by a.n),
            coalesce(jsonb_object_agg(a.name, null) filter (where f.stage = 'memory'), '{}')
     into chunk_columns, chunk_candidate, turn_columns, turn_candidate, plain_turn
     from (
-        select a.attname::text as name, pg_catalog.format_type(a.atttypid, a.atttypmod) as type, a.attnum as n
+        -- The type with its schema, even pg_catalog's (a caller's temporary types come first in its search_path).
+        select a.attname::text as name, format('%I.%I', n.nspname, t.typname) as type, a.attnum as n
         from pg_catalog.pg_attribute as a
+        inner join pg_catalog.pg_type as t on a.atttypid = t.oid
+        inner join pg_catalog.pg_namespace as n on t.typnamespace = n.oid
         where a.attrelid = 'memory.recall_candidate'::regclass and a.attnum > 0 and not a.attisdropped
     ) as a
     left join memory.recall_features as f on a.name = f.name;
@@ -314,24 +320,48 @@ comment on function memory_internal._scoring_statement(text, text) is
 'Internal: the name of this session''s prepared scoring statement for the given signal calls (prepared again '
 'when a statement of that name has other text or parameter types).';
 
--- Recall's statement with the registry as it is, prepared (and let go): a feature whose expression does not
--- work fails here (memory.define_feature), not in a recall.
-create or replace function memory_internal._check_scoring_sql() returns void
+-- Recall's statement with the registry as it is, built as a temporary view (and dropped): an error if it does
+-- not parse, else what is wrong with the code it would run as the owner (memory_internal._object_problem of
+-- each function, operator and type it uses that is not PostgreSQL's own), or null. memory.define_feature
+-- calls it.
+create or replace function memory_internal._scoring_code_problem() returns text
 language plpgsql
 volatile
 as $$
 declare
     v_fusion record;
     v_boost record;
+    v_problem text;
 begin
     select * into v_fusion from memory_internal._signal_calls('fusion', '{}');
     select * into v_boost from memory_internal._signal_calls('boost', '{}');
-    execute format('deallocate %I', memory_internal._scoring_statement(v_fusion.calls, v_boost.calls));
+    execute format(
+        'create temporary view memory_scoring_check as %s',
+        replace(memory_internal._scoring_sql(v_fusion.calls, v_boost.calls), '($1)',
+                '(null::memory_internal._recall_context)')
+    );
+    select string_agg(u.problem, '; ' order by u.problem) into v_problem
+    from pg_catalog.pg_depend as d
+    inner join pg_catalog.pg_rewrite as w on d.classid = 'pg_catalog.pg_rewrite'::regclass and d.objid = w.oid
+    cross join lateral (
+        select memory_internal._object_problem(format('function %s', p.oid::regprocedure), p.proowner, p.pronamespace)
+        from pg_catalog.pg_proc as p where d.refclassid = 'pg_catalog.pg_proc'::regclass and p.oid = d.refobjid
+        union all
+        select memory_internal._object_problem(format('operator %s', o.oid::regoperator), o.oprowner, o.oprnamespace)
+        from pg_catalog.pg_operator as o where d.refclassid = 'pg_catalog.pg_operator'::regclass and o.oid = d.refobjid
+        union all
+        select memory_internal._object_problem(format('type %s', t.oid::regtype), t.typowner, t.typnamespace)
+        from pg_catalog.pg_type as t where d.refclassid = 'pg_catalog.pg_type'::regclass and t.oid = d.refobjid
+    ) as u (problem)
+    where w.ev_class = 'pg_temp.memory_scoring_check'::regclass and u.problem is not null;
+    drop view pg_temp.memory_scoring_check;
+    return v_problem;
 end
 $$;
 
-comment on function memory_internal._check_scoring_sql() is
-'Internal: prepares recall''s scoring statement with the registry as it is (an error names what does not work).';
+comment on function memory_internal._scoring_code_problem() is
+'Internal: builds recall''s scoring statement with the registry as it is (an error names what does not parse) '
+'and says what code in it a role other than a superuser could change, or null.';
 
 -- Every candidate turn with each signal's value and contribution and the final score, in final order
 -- (ord). recall and explain_recall read it.
@@ -352,6 +382,9 @@ volatile
 rows 100
 -- The scoring statement is planned once per session (memory_internal._scoring_statement); a generic plan suits it.
 set plan_cache_mode = force_generic_plan
+-- Its argument travels as text (a literal): times in ISO with their offset, numbers to the last digit.
+set datestyle = 'ISO, MDY'
+set extra_float_digits = 3
 as $$
 declare
     v_tenant text := memory.current_tenant();

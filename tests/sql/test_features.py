@@ -122,3 +122,51 @@ def test_a_feature_keeps_the_type_of_its_attribute(db):
 def test_a_built_in_feature_is_not_redefined(db):
     with pytest.raises(psycopg.errors.InvalidParameterValue, match='feature "trust" is built in'):
         db.execute("select memory.define_feature('trust', 'turn', 'double precision', '1', 'x')")
+
+
+def test_a_memory_feature_is_null_on_a_turn_that_carries_no_memory(with_question_signal):
+    with_question_signal.execute(
+        "select memory.define_feature('kind_known', 'memory', 'boolean', 'tm.kind is not null', 'x')"
+    )
+    with_question_signal.execute(
+        "create function public.signal_known(c memory.recall_candidate, s jsonb) returns double precision"
+        " language sql immutable as $$ select case when (c).kind_known is null then -1 else 1 end $$"
+    )
+    with_question_signal.execute(
+        "select memory.define_signal('known', 'boost', 'public.signal_known(memory.recall_candidate, jsonb)', 0,"
+        " 'Whether the memory feature kind_known is null.')"
+    )
+    values = with_question_signal.execute(
+        "select (components #>> '{signals,known,value}')::float from memory.explain_recall('deploy')"
+    ).fetchall()
+    assert values == [(-1.0,)] * 3
+
+
+def test_a_feature_that_calls_code_another_role_may_change_is_refused(db, logins):
+    other = logins.create(grant=None)
+    db.execute("create function public.tone(words text) returns integer language sql immutable as 'select 1'")
+    db.execute(f"alter function public.tone(text) owner to {other.info.user}")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match=r"function (public\.)?tone\(text\) is owned by am_"):
+        db.execute("select memory.define_feature('tone', 'turn', 'integer', 'public.tone(t.content)', 'x')")
+    db.rollback()
+    db.execute("create domain public.score as double precision check (value > 0)")
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="not a base, composite or enum type"):
+        db.execute("select memory.define_feature('scored', 'turn', 'public.score', '1', 'x')")
+
+
+def test_only_a_superuser_writes_the_registry_even_with_every_tables_write_privilege(db, logins):
+    writer = logins.create(grant=None)
+    db.execute(f"grant pg_read_all_data, pg_write_all_data to {writer.info.user}")
+    db.commit()
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="only a superuser may change recall's features"):
+        writer.execute("update memory.recall_features set expression = '1' where name = 'trust'")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="only a superuser may change recall's features"):
+        writer.execute("delete from memory.recall_features where name = 'age_days'")
+
+
+def test_a_built_in_feature_is_not_deleted_and_names_are_short(db):
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match='feature "position" is built in'):
+        db.execute("delete from memory.recall_features where name = 'position'")
+    db.rollback()
+    with pytest.raises(psycopg.errors.NameTooLong, match="longer than 63 characters"):
+        db.execute("select memory.define_feature(%s, 'turn', 'integer', '1', 'x')", ("x" * 64,))
