@@ -24,6 +24,9 @@ SQL = ROOT / "sql"
 EXTENSION = ROOT / "extension"
 BODY_TAG = "$migration_body$"
 GUARD = '\\echo Use "CREATE EXTENSION agent_memory" to load this file. \\quit'
+# What a PL/Python function of the extension runs first (the placeholder @load_python@ at the top of its body):
+# load the in-database package once per session (memory_internal._load_python, sql/idempotent/001-python.sql).
+LOAD_PYTHON = 'if GD.get("agent_memory_version") is None:\n    plpy.execute("select memory_internal._load_python()")'
 # Releases before 0.3.0 kept the function in schema memory.
 RECORDED = re.compile(r"select memory(?:_internal)?\._apply_migration\(\s*'([^']+)',\s*'([0-9a-f]{64})'")
 
@@ -93,7 +96,7 @@ def assemble(version: str, python_dir: str) -> str:
     incremental = sorted((SQL / "incremental").glob("[0-9][0-9][0-9]-*.sql"))
     idempotent = sorted((SQL / "idempotent").glob("[0-9][0-9][0-9]-*.sql"))
     check_frozen(incremental, released_versions(EXTENSION / "released"))
-    values = {"@extversion@": version, "@python_dir@": python_dir}
+    values = {"@extversion@": version, "@python_dir@": python_dir, "@load_python@": LOAD_PYTHON}
     parts = [
         f"-- agent_memory {version}: assembled by extension/tools/assemble.py from sql/; do not edit.",
         GUARD,

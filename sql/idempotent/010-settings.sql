@@ -345,8 +345,7 @@ create or replace function memory_internal._closest_setting(name text) returns t
 language plpython3u
 volatile strict
 as $$
-if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory_internal._load_python()")
+@load_python@
 from agent_memory_db.suggestions import closest
 keys = [row["key"] for row in plpy.execute("select key from memory.setting_definitions()")]
 return closest(name, keys)

@@ -129,8 +129,7 @@ comment on function memory_internal._server_log(text) is
 create or replace function memory_internal._embed_texts(texts text[], settings jsonb) returns vector[]
 language plpython3u
 as $$
-if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory_internal._load_python()")
+@load_python@
 import json
 from agent_memory_db import embedding, openai_compat, secrets
 config = json.loads(plpy.execute(plpy.prepare("select memory_internal._trusted_settings($1) as s", ["jsonb"]), [settings])[0]["s"])
@@ -167,8 +166,7 @@ create or replace function memory_internal._keep_vectors_ahead(model text, texts
 returns void
 language plpython3u
 as $$
-if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory_internal._load_python()")
+@load_python@
 from agent_memory_db import embedding
 embedding.keep_ahead(GD, (plpy.execute("select memory.current_tenant() as t")[0]["t"], model), texts or [],
                      vectors or [])

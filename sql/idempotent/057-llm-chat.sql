@@ -10,8 +10,7 @@
 create or replace function memory_internal._llm_chat(purpose text, turns jsonb, settings jsonb) returns text
 language plpython3u
 as $$
-if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory_internal._load_python()")
+@load_python@
 import json
 from agent_memory_db import embedding, openai_compat, secrets
 from agent_memory_db.chat_requests import PURPOSES

@@ -8,8 +8,7 @@ returns table (turn_key bigint, chunk_no integer, text text, context text, conte
 language plpython3u
 volatile
 as $$
-if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory_internal._load_python()")
+@load_python@
 import json
 from agent_memory_db import indexing
 chunks = indexing.index_chunks(json.loads(turns), indexing.policy_from_settings(json.loads(settings)))
@@ -23,8 +22,7 @@ create or replace function memory_internal._summarize_turns(turns jsonb, setting
 returns table (method text, summary text, decisions jsonb, open_loops jsonb)
 language plpython3u
 as $$
-if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory_internal._load_python()")
+@load_python@
 import json
 from agent_memory_db import summarize
 config = json.loads(plpy.execute(plpy.prepare("select memory_internal._trusted_settings($1) as s", ["jsonb"]), [settings])[0]["s"])

@@ -68,8 +68,7 @@ create or replace function memory_internal._named_period(query text, today date)
 language plpython3u
 immutable strict parallel safe
 as $$
-if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory_internal._load_python()")
+@load_python@
 import datetime
 from agent_memory_db.periods import named_period
 period = named_period(query, datetime.date.fromisoformat(today))
@@ -86,8 +85,7 @@ create or replace function memory_internal._query_entity_names(query text, gazet
 language plpython3u
 immutable strict parallel safe
 as $$
-if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory_internal._load_python()")
+@load_python@
 import json
 from agent_memory_db.entities.query import query_names
 return query_names(query, json.loads(gazetteer))

@@ -9,8 +9,7 @@ create or replace function memory_internal._rerank(query text, documents text[],
 language plpython3u
 volatile
 as $$
-if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory_internal._load_python()")
+@load_python@
 import json
 from agent_memory_db import rerank, secrets
 config = json.loads(plpy.execute(plpy.prepare("select memory_internal._trusted_settings($1) as s", ["jsonb"]), [settings])[0]["s"])

@@ -8,8 +8,7 @@ create or replace function memory.normalize_entity(name text) returns text
 language plpython3u
 immutable strict parallel safe
 as $$
-if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory_internal._load_python()")
+@load_python@
 from agent_memory_db.entities import entity_key
 return entity_key(name)
 $$;
@@ -172,8 +171,7 @@ returns table (turn_key bigint, name text, normalized text, type text, mentions 
 language plpython3u
 stable
 as $$
-if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory_internal._load_python()")
+@load_python@
 import json
 from agent_memory_db import mentions
 from agent_memory_db.entities.llm import parse_llm_entities

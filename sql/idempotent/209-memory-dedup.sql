@@ -8,8 +8,7 @@ create or replace function memory_internal._same_values(first text, second text)
 language plpython3u
 immutable parallel safe
 as $$
-if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory_internal._load_python()")
+@load_python@
 from agent_memory_db.paraphrase import same_values
 return same_values(first, second)
 $$;

@@ -8,8 +8,7 @@ returns table (turn_key bigint, kind text, content text)
 language plpython3u
 stable
 as $$
-if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory_internal._load_python()")
+@load_python@
 import json
 from agent_memory_db import memory_extraction
 said = json.loads(turns)

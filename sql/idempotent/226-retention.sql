@@ -43,8 +43,7 @@ create or replace function memory_internal._gzip_lines(lines text[]) returns byt
 language plpython3u
 immutable strict
 as $$
-if GD.get("agent_memory_version") is None:
-    plpy.execute("select memory_internal._load_python()")
+@load_python@
 from agent_memory_db.archive import gzip_lines
 return gzip_lines(lines)
 $$;

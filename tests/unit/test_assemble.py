@@ -1,6 +1,7 @@
 """The build step that turns sql/ into install and upgrade scripts."""
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -23,7 +24,20 @@ def test_script_starts_with_the_psql_guard():
 def test_placeholders_are_filled_in():
     script = assemble.assemble("1.2.3", "/opt/am/1.2.3")
     assert "'1.2.3'" in script and "/opt/am/1.2.3" in script
-    assert "@extversion@" not in script and "@python_dir@" not in script
+    assert "@extversion@" not in script and "@python_dir@" not in script and "@load_python@" not in script
+
+
+def test_every_python_function_but_the_loader_and_health_loads_the_package_first():
+    script = assemble.assemble("1.2.3", "/x")
+    bodies = re.findall(
+        r"function ([\w.]+)\((?:(?!create or replace function).)*?language plpython3u.*?as \$\$\n(.*?)\n\$\$;",
+        script,
+        re.S,
+    )
+    assert len(bodies) > 10
+    loading = {name for name, body in bodies if body.startswith(assemble.LOAD_PYTHON + "\n")}
+    # The loader itself, and health, which reports a package that does not load instead of failing.
+    assert {name for name, _ in bodies} - loading == {"memory_internal._load_python", "memory.health"}
 
 
 def test_every_incremental_file_runs_through_the_migration_record():
