@@ -140,10 +140,10 @@ def ask(url: str, conversations: list[dict], level: str, weights: dict | None) -
                 hits = conn.execute(
                     "select r.message_id, r.session_id, e.turns, e.sessions"
                     " from memory.recall(%s, k => 10, agent_id => %s, level => %s, weights => %s) with ordinality as r"
-                    " left join lateral (select array_agg(t.message_id order by t.turn_key) as turns,"
-                    " array_agg(s.session_id order by t.turn_key) as sessions from memory.turns as t"
+                    " left join lateral (select array_agg(t.message_id order by t.turn_id) as turns,"
+                    " array_agg(s.session_id order by t.turn_id) as sessions from memory.turns as t"
                     " join memory.sessions as s on s.tenant_id = t.tenant_id and s.session_key = t.session_key"
-                    " where t.tenant_id = memory.current_tenant() and t.turn_key = any(r.evidence_turn_ids)) as e"
+                    " where t.tenant_id = memory.current_tenant() and t.turn_id = any(r.evidence_turn_ids)) as e"
                     " on r.evidence_turn_ids is not null order by r.ordinality",
                     (question["question"], conversation["conversation_id"], level, Jsonb(weights) if weights else None),
                 ).fetchall()

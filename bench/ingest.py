@@ -115,7 +115,7 @@ def raw_model(url: str, threads: int) -> dict:
     from agent_memory_db.embedder import LocalEmbedder
 
     with psycopg.connect(url) as conn:
-        texts = [row[0] for row in conn.execute("select text from memory.chunks order by turn_key, chunk_no")]
+        texts = [row[0] for row in conn.execute("select text from memory.chunks order by turn_id, chunk_no")]
     model = LocalEmbedder(threads=threads)
     model.embed(["warm up"])
     started = time.perf_counter()

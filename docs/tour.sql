@@ -18,8 +18,8 @@ select * from memory.commit('tour-1',
 call memory.work(10);
 
 \echo '== what got indexed (noise such as "ok thanks" is left out; the turn before is kept as context)'
-select t.position, t.role, left(c.text, 90) as indexed_text, c.context_turn_key
-from memory.chunks as c join memory.turns as t using (tenant_id, turn_key)
+select t.position, t.role, left(c.text, 90) as indexed_text, c.context_turn_id
+from memory.chunks as c join memory.turns as t using (tenant_id, turn_id)
 where t.agent_id = 'tour-bot' order by t.position;
 
 \echo '== the session summary'
@@ -38,7 +38,7 @@ from memory.recall('Postgres migration', k => 1, agent_id => 'tour-bot', level =
 select speaker, left(content, 70) as content
 from memory.recall('what did Ana ask for?', k => 1, agent_id => 'tour-bot');
 
-\echo '== explain: every candidate with its rank in each list and every contribution'
+\echo '== explain_recall: every candidate with its rank in each list and every contribution'
 select rank, left(content, 50) as content, round(score::numeric, 3) as score, round(fused::numeric, 3) as fused,
        components #>> '{signals,lexical,rank}' as lexical_rank, components #>> '{signals,dense,rank}' as dense_rank,
        components #>> '{signals,session,contribution}' as session,

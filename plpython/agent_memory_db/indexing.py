@@ -72,11 +72,11 @@ class IndexPolicy:
 
 @dataclass(frozen=True)
 class Chunk:
-    turn_key: int
+    turn_id: int
     chunk_no: int
     text: str
     context: str = ""
-    context_turn_key: int | None = None
+    context_turn_id: int | None = None
 
     @property
     def sha256(self) -> str:
@@ -163,7 +163,7 @@ def indexed_text(turn: dict) -> str:
 
 
 def index_chunks(turns: Sequence[dict], policy: IndexPolicy) -> list[Chunk]:
-    """Chunks to index for the turns of one session, given in order as dicts with turn_key, role, content
+    """Chunks to index for the turns of one session, given in order as dicts with turn_id, role, content
     and tool_calls. A turn's first chunk carries the previous `context_turns` indexable turns as its context
     (a turn alone often lacks the words of the question it answers) and the key of the turn just before
     it. Only the first policy.max_chars characters of a turn are indexed."""
@@ -178,10 +178,10 @@ def index_chunks(turns: Sequence[dict], policy: IndexPolicy) -> list[Chunk]:
         before = recent[-1][0] if recent else None
         for number, piece in enumerate(split_chunks(own[: policy.max_chars], policy.chunk_chars)):
             if number == 0:
-                chunks.append(Chunk(turn["turn_key"], number, piece, prefix, before))
+                chunks.append(Chunk(turn["turn_id"], number, piece, prefix, before))
             else:
-                chunks.append(Chunk(turn["turn_key"], number, piece))
-        context.append((turn["turn_key"], own.strip()[: policy.chunk_chars]))
+                chunks.append(Chunk(turn["turn_id"], number, piece))
+        context.append((turn["turn_id"], own.strip()[: policy.chunk_chars]))
     return chunks
 
 

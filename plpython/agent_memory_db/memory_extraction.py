@@ -139,7 +139,7 @@ VACANT = frozenset(
 
 @dataclass(frozen=True)
 class Proposal:
-    turn_key: int
+    turn_id: int
     kind: str
     content: str
 
@@ -226,7 +226,7 @@ def propose(turns: Sequence[dict]) -> list[Proposal]:
             stated = _statement(sentence.strip())
             if stated is not None and stated[1].casefold() not in seen:
                 seen.add(stated[1].casefold())
-                out.append(Proposal(int(turn["turn_key"]), stated[0], stated[1]))
+                out.append(Proposal(int(turn["turn_id"]), stated[0], stated[1]))
     return out
 
 
@@ -265,7 +265,7 @@ def _llm_proposal(number: int, item: object, turns: Sequence[dict]) -> Proposal:
     said = turns[turn]
     if said.get("role") != "user" or quote.strip().casefold() not in str(said.get("content", "")).casefold():
         raise ValueError(f"the LLM memory {number} quotes words turn {turn} of the user does not contain")
-    return Proposal(int(said["turn_key"]), kind, content.strip())
+    return Proposal(int(said["turn_id"]), kind, content.strip())
 
 
 def parse_llm_memories(answer: str, turns: Sequence[dict]) -> tuple[list[Proposal], list[str]]:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from agent_memory_db import indexing
-from agent_memory_db.entities import TYPES, Entity, entity_key, merge_mentions
+from agent_memory_db.entities import TYPES, Entity, merge_mentions, normalized_key
 from agent_memory_db.entities.extract import extract_entities, speaker_mentions
 from agent_memory_db.entities.llm import Named, llm_mentions, llm_messages
 
-MentionRow = tuple[int, str, str, str, int]  # turn_key, name as written, key, type, how often
+MentionRow = tuple[int, str, str, str, int]  # turn_id, name as written, key, type, how often
 
 
 def passed_entities(value: object) -> list[tuple[str, str]]:
@@ -53,13 +53,13 @@ def _found(turn: dict, gazetteer: Mapping[str, str], named: Sequence[Named] | No
 def session_mentions(
     turns: Sequence[dict], gazetteer: Mapping[str, str], named: Sequence[Named] | None = None
 ) -> list[MentionRow]:
-    """One row per turn and entity it mentions: (turn_key, name, key, type, count)."""
+    """One row per turn and entity it mentions: (turn_id, name, key, type, count)."""
     rows: list[MentionRow] = []
     for turn in turns:
         found = [(entity.name, entity.type, entity.count) for entity in _found(turn, gazetteer, named)]
         found += [(name, kind, 1) for name, kind in passed_entities(turn.get("entities"))]
         for name, kind, count in found:
-            key = entity_key(name)
+            key = normalized_key(name)
             if key:
-                rows.append((turn["turn_key"], name, key, kind, count))
+                rows.append((turn["turn_id"], name, key, kind, count))
     return rows

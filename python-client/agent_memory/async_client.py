@@ -115,15 +115,15 @@ class AsyncMemory:
         """See Memory.recall."""
         return await self._run(calls.recall(query, options))
 
-    async def explain_recall(self, query: str, **options: Unpack[calls.RecallFilters]) -> list[results.Candidate]:
+    async def explain_recall(self, query: str, **options: Unpack[calls.ExplainOptions]) -> list[results.Candidate]:
         """See Memory.explain_recall."""
         return await self._run(calls.explain_recall(query, options))
 
-    async def feedback(
-        self, turn_id: int | None = None, helpful: bool | None = None, **options: Unpack[calls.FeedbackOptions]
+    async def give_feedback(
+        self, verdict: results.Verdict, **options: Unpack[calls.FeedbackOptions]
     ) -> results.Feedback:
-        """See Memory.feedback."""
-        return await self._run(calls.feedback(turn_id, helpful, options))
+        """See Memory.give_feedback."""
+        return await self._run(calls.give_feedback(verdict, options))
 
     async def remember(self, content: str, **options: Unpack[calls.MemoryOptions]) -> results.Remembered:
         """See Memory.remember."""
@@ -135,9 +135,9 @@ class AsyncMemory:
         """See Memory.get."""
         return await self._run(calls.get(key, agent_id, as_of))
 
-    async def memories(self, **filters: Unpack[calls.MemoryFilters]) -> list[results.MemoryItem]:
-        """See Memory.memories."""
-        return await self._run(calls.memories(filters))
+    async def list_memories(self, **filters: Unpack[calls.MemoryFilters]) -> list[results.MemoryItem]:
+        """See Memory.list_memories."""
+        return await self._run(calls.list_memories(filters))
 
     async def resolve(self, memory_id: int) -> results.MemoryItem:
         """See Memory.resolve."""
@@ -167,9 +167,9 @@ class AsyncMemory:
         """See Memory.forget."""
         return await self._run(calls.forget(session_id, agent_id))
 
-    async def forget_agent(self, agent: str, /) -> results.Forgotten:
+    async def forget_agent(self, agent_id: str) -> results.Forgotten:
         """See Memory.forget_agent."""
-        return await self._run(calls.forget_agent(agent))
+        return await self._run(calls.forget_agent(agent_id))
 
     async def forget_range(self, since: datetime, until: datetime, *, agent_id: str | None = None) -> results.Forgotten:
         """See Memory.forget_range."""
@@ -237,9 +237,9 @@ class AsyncMemory:
         """See Memory.set_retention."""
         return await self._run(calls.set_retention(data, max_age, keep_last, tier, agent_id, statuses))
 
-    async def retention_policies(self) -> list[results.RetentionPolicy]:
-        """See Memory.retention_policies."""
-        return await self._run(calls.retention_policies())
+    async def list_retention_policies(self) -> list[results.RetentionPolicy]:
+        """See Memory.list_retention_policies."""
+        return await self._run(calls.list_retention_policies())
 
     async def drop_retention(self, policy_id: int) -> bool:
         """See Memory.drop_retention."""
@@ -249,9 +249,9 @@ class AsyncMemory:
         """See Memory.retention_preview."""
         return await self._run(calls.retention_preview(at))
 
-    async def archives(self) -> list[results.Archive]:
-        """See Memory.archives."""
-        return await self._run(calls.archives())
+    async def list_archives(self) -> list[results.Archive]:
+        """See Memory.list_archives."""
+        return await self._run(calls.list_archives())
 
     async def archive(self, archive_id: int) -> bytes | None:
         """See Memory.archive."""
@@ -265,7 +265,7 @@ class AsyncMemory:
         """See Memory.reindex."""
         return await self._run(calls.reindex(agent_id, session_id))
 
-    async def entities(
+    async def list_entities(
         self,
         search: str | None = None,
         *,
@@ -273,20 +273,20 @@ class AsyncMemory:
         agent_id: str | None = None,
         k: int | None = None,
     ) -> list[results.Entity]:
-        """See Memory.entities."""
-        return await self._run(calls.entities(search, type, agent_id, k))
+        """See Memory.list_entities."""
+        return await self._run(calls.list_entities(search, type, agent_id, k))
 
     async def entity_neighbors(
-        self, name: str, *, depth: int | None = None, k: int | None = None, agent_id: str | None = None
+        self, entity: str, *, depth: int | None = None, k: int | None = None, agent_id: str | None = None
     ) -> list[results.Neighbor]:
         """See Memory.entity_neighbors."""
-        return await self._run(calls.entity_neighbors(name, depth, k, agent_id))
+        return await self._run(calls.entity_neighbors(entity, depth, k, agent_id))
 
     async def entity_sessions(
-        self, name: str, *, agent_id: str | None = None, k: int | None = None
+        self, entity: str, *, agent_id: str | None = None, k: int | None = None
     ) -> list[results.EntitySession]:
         """See Memory.entity_sessions."""
-        return await self._run(calls.entity_sessions(name, agent_id, k))
+        return await self._run(calls.entity_sessions(entity, agent_id, k))
 
     async def merge_entities(self, keep: str, merge: str, *, agent_id: str | None = None) -> results.Merged:
         """See Memory.merge_entities."""

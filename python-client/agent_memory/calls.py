@@ -102,6 +102,10 @@ class RecallOptions(RecallFilters, total=False):
     level: Level | None
 
 
+class ExplainOptions(RecallFilters, total=False):
+    k: int | None  # the first k candidates (default: every one)
+
+
 def _jsonb(value: Mapping[str, JsonInput] | None) -> Jsonb | None:
     return None if value is None else Jsonb(dict(value))
 
@@ -144,21 +148,23 @@ def recall(query: str, options: RecallOptions) -> Call[list[results.Hit]]:
     return function("recall", _all(results.Hit), query=query, **_filters(options))
 
 
-def explain_recall(query: str, options: RecallFilters) -> Call[list[results.Candidate]]:
+def explain_recall(query: str, options: ExplainOptions) -> Call[list[results.Candidate]]:
     return function("explain_recall", _all(results.Candidate), query=query, **_filters(options))
 
 
 class FeedbackOptions(TypedDict, total=False):
-    verdict: results.Verdict | None  # instead of helpful: helpful, unhelpful, incorrect or stale
-    memory_id: int | None  # judge a curated memory instead of a turn
-    session_id: str | None  # judge a whole session instead of a turn
-    agent_id: str | None  # the agent judging: its repeat of its last verdict on a target is not counted
+    """What is judged (one of turn_id, memory_id, session_id), by whom and why."""
+
+    turn_id: int | None  # judge a recalled turn
+    memory_id: int | None  # judge a curated memory
+    session_id: str | None  # judge a whole session
+    judged_by: str | None  # the agent judging: its repeat of its last verdict on a target is not counted
     query: str | None  # the query it was recalled for
     note: str | None
 
 
-def feedback(turn_id: int | None, helpful: bool | None, options: FeedbackOptions) -> Call[results.Feedback]:
-    return function("feedback", _one(results.Feedback), turn_id=turn_id, helpful=helpful, **options)
+def give_feedback(verdict: results.Verdict, options: FeedbackOptions) -> Call[results.Feedback]:
+    return function("give_feedback", _one(results.Feedback), verdict=verdict, **options)
 
 
 class MemoryOptions(TypedDict, total=False):
@@ -179,7 +185,7 @@ class MemoryOptions(TypedDict, total=False):
 
 
 class MemoryFilters(TypedDict, total=False):
-    """memory.memories' filters (each None or left out: no filter, or the database's default)."""
+    """memory.list_memories' filters (each None or left out: no filter, or the database's default)."""
 
     kind: Kind | None
     agent_id: str | None
@@ -204,8 +210,8 @@ def get(key: str, agent_id: str | None, as_of: datetime | None) -> Call[list[res
     return function("get", _all(results.MemoryItem), key=key, agent_id=agent_id, as_of=as_of)
 
 
-def memories(filters: MemoryFilters) -> Call[list[results.MemoryItem]]:
-    return function("memories", _all(results.MemoryItem), **filters)
+def list_memories(filters: MemoryFilters) -> Call[list[results.MemoryItem]]:
+    return function("list_memories", _all(results.MemoryItem), **filters)
 
 
 def move_memory(verb: Literal["resolve", "retract", "approve"], memory_id: int) -> Call[results.MemoryItem]:
@@ -229,8 +235,8 @@ def forget(session_id: str, agent_id: str | None) -> Call[results.Forgotten]:
     return function("forget", _one(results.Forgotten), session_id=session_id, agent_id=agent_id)
 
 
-def forget_agent(agent: str) -> Call[results.Forgotten]:
-    return function("forget_agent", _one(results.Forgotten), agent_id=agent)
+def forget_agent(agent_id: str) -> Call[results.Forgotten]:
+    return function("forget_agent", _one(results.Forgotten), agent_id=agent_id)
 
 
 def forget_range(since: datetime, until: datetime, agent_id: str | None) -> Call[results.Forgotten]:
@@ -333,8 +339,8 @@ def set_retention(
     )
 
 
-def retention_policies() -> Call[list[results.RetentionPolicy]]:
-    return function("retention_policies", _all(results.RetentionPolicy))
+def list_retention_policies() -> Call[list[results.RetentionPolicy]]:
+    return function("list_retention_policies", _all(results.RetentionPolicy))
 
 
 def drop_retention(policy_id: int) -> Call[bool]:
@@ -345,8 +351,8 @@ def retention_preview(at: datetime | None) -> Call[list[results.RetentionItem]]:
     return function("retention_preview", _all(results.RetentionItem), at=at)
 
 
-def archives() -> Call[list[results.Archive]]:
-    return function("archives", _all(results.Archive))
+def list_archives() -> Call[list[results.Archive]]:
+    return function("list_archives", _all(results.Archive))
 
 
 def archive(archive_id: int) -> Call[bytes | None]:
@@ -359,18 +365,20 @@ def drop_archive(archive_id: int) -> Call[bool]:
     return function("drop_archive", lambda rows: bool(rows[0]["drop_archive"]), archive_id=archive_id)
 
 
-def entities(
+def list_entities(
     search: str | None, type: EntityType | None, agent_id: str | None, k: int | None
 ) -> Call[list[results.Entity]]:
-    return function("entities", _all(results.Entity), search=search, type=type, agent_id=agent_id, k=k)
+    return function("list_entities", _all(results.Entity), search=search, type=type, agent_id=agent_id, k=k)
 
 
-def entity_neighbors(name: str, depth: int | None, k: int | None, agent_id: str | None) -> Call[list[results.Neighbor]]:
-    return function("entity_neighbors", _all(results.Neighbor), name=name, depth=depth, k=k, agent_id=agent_id)
+def entity_neighbors(
+    entity: str, depth: int | None, k: int | None, agent_id: str | None
+) -> Call[list[results.Neighbor]]:
+    return function("entity_neighbors", _all(results.Neighbor), entity=entity, depth=depth, k=k, agent_id=agent_id)
 
 
-def entity_sessions(name: str, agent_id: str | None, k: int | None) -> Call[list[results.EntitySession]]:
-    return function("entity_sessions", _all(results.EntitySession), name=name, agent_id=agent_id, k=k)
+def entity_sessions(entity: str, agent_id: str | None, k: int | None) -> Call[list[results.EntitySession]]:
+    return function("entity_sessions", _all(results.EntitySession), entity=entity, agent_id=agent_id, k=k)
 
 
 def merge_entities(keep: str, merge: str, agent_id: str | None) -> Call[results.Merged]:

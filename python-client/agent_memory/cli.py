@@ -18,13 +18,13 @@ import psycopg
 from psycopg import sql
 
 from agent_memory import hooks, importers, watch
-from agent_memory.calls import Kind
+from agent_memory.calls import Kind, RetainedData
 from agent_memory.client import Memory
 from agent_memory.errors import AgentMemoryError, ForgottenSession, InvalidInput, NotFound
 from agent_memory.formatting import plain, print_json, print_record, print_table, ranks, signals
 from agent_memory.localdb import DEFAULT_PORT, HOME_RULE, Home, LocalServer, LocalServerError, find_home
 from agent_memory.progress import Progress
-from agent_memory.results import EntityType
+from agent_memory.results import EntityType, Verdict
 
 
 def _home(args: argparse.Namespace) -> Home:
@@ -105,13 +105,13 @@ def cmd_health(args: argparse.Namespace) -> int:
     return 0 if health.problem is None else 1
 
 
-def cmd_worker(args: argparse.Namespace) -> int:
+def cmd_work(args: argparse.Namespace) -> int:
     """Runs queued enrichment jobs until stopped (or, with --once, until the queue is empty)."""
     done = failed = 0
     progress: Progress | None = None
     with psycopg.connect(_dsn(args), autocommit=True) as conn:
         while True:
-            row = conn.execute("call memory.work(%s)", (args.batch,)).fetchone()
+            row = conn.execute("call memory.work(max_jobs => %s)", (args.max_jobs,)).fetchone()
             processed, errors = row if row else (0, 0)
             done, failed = done + processed, failed + errors
             if processed or errors:
@@ -126,7 +126,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
                 time.sleep(args.idle_seconds)
     if progress is not None:
         progress.finish()
-    print(f"worker finished: {done} done, {failed} failed")
+    print(f"work finished: {done} done, {failed} failed")
     return 0 if failed == 0 else 1
 
 
@@ -144,7 +144,7 @@ def cmd_commit(args: argparse.Namespace) -> int:
         data = data.get("messages")
     if not isinstance(data, list):
         raise InvalidInput('the input must be a JSON array of messages or an object with "messages"')
-    options.update({"agent_id": args.agent, "enrich": args.enrich, "source": args.source or options.get("source")})
+    options.update({"agent_id": args.agent_id, "enrich": args.enrich, "source": args.source or options.get("source")})
     with _memory(args) as memory:
         committed = memory.commit(args.session_id, data, **{k: v for k, v in options.items() if v is not None})
     state = "new session" if committed.created else "existing session"
@@ -152,20 +152,20 @@ def cmd_commit(args: argparse.Namespace) -> int:
 
 
 def _recall_filters(args: argparse.Namespace) -> dict[str, Any]:
-    if args.all_entities and not args.entity:
-        raise InvalidInput("--all-entities needs at least one --entity")
+    if args.entity_mode == "all" and not args.entities:
+        raise InvalidInput("--entity-mode all needs at least one of --entities")
     filters = {
-        "agent_id": args.agent,
+        "agent_id": args.agent_id,
         "since": args.since,
         "until": args.until,
         "source": args.source,
-        "entities": args.entity,
-        "entity_mode": "all" if args.entity and args.all_entities else None,
+        "entities": args.entities,
+        "entity_mode": args.entity_mode,
         "weights": _json_argument(args.weights, "--weights"),
         "as_of": args.as_of,
         "include_ended": args.include_ended or None,
         "intent": args.intent,
-        "tiers": args.tier,
+        "tiers": args.tiers,
     }
     return {key: value for key, value in filters.items() if value is not None}
 
@@ -183,9 +183,9 @@ def cmd_recall(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_explain(args: argparse.Namespace) -> int:
+def cmd_explain_recall(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
-        candidates = memory.explain_recall(args.query, **_recall_filters(args))[: args.limit]
+        candidates = memory.explain_recall(args.query, k=args.k, **_recall_filters(args))
     if args.json:
         print_json(candidates)
         return 0
@@ -198,13 +198,21 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_feedback(args: argparse.Namespace) -> int:
-    targets = {"turn": "turn_id", "memory": "memory_id", "session": "session_id"}
-    target: dict[str, Any] = {targets[args.target]: int(args.id) if args.target != "session" else args.id}
+def cmd_give_feedback(args: argparse.Namespace) -> int:
+    target = next(name for name in ("turn_id", "memory_id", "session_id") if getattr(args, name) is not None)
     with _memory(args) as memory:
-        result = memory.feedback(**target, verdict=args.verdict, agent_id=args.agent, query=args.query, note=args.note)
+        result = memory.give_feedback(
+            args.verdict,
+            turn_id=args.turn_id,
+            memory_id=args.memory_id,
+            session_id=args.session_id,
+            judged_by=args.judged_by,
+            query=args.query,
+            note=args.note,
+        )
     said = result.effect if result.counted else f"not counted again: {result.effect}"
-    return _report(args, result, f"{args.target} {args.id}: {result.verdict}, {said}")
+    judged = f"{target.removesuffix('_id')} {getattr(args, target)}"
+    return _report(args, result, f"{judged}: {result.verdict}, {said}")
 
 
 REMEMBERED = {
@@ -220,10 +228,10 @@ def cmd_remember(args: argparse.Namespace) -> int:
         result = memory.remember(
             args.content,
             kind=args.kind,
-            agent_id=args.agent,
+            agent_id=args.agent_id,
             key=args.key,
-            subjects=args.subject,
-            tags=args.tag,
+            subjects=args.subjects,
+            tags=args.tags,
             importance=args.importance,
             status=args.status,
         )
@@ -231,21 +239,28 @@ def cmd_remember(args: argparse.Namespace) -> int:
     return _report(args, result, f"{said} as memory {result.memory_id} (turn {result.turn_id})")
 
 
-def cmd_memories(args: argparse.Namespace) -> int:
+def cmd_list_memories(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
-        if args.key:
-            found = memory.get(args.key, agent_id=args.agent, as_of=args.as_of)
-        else:
-            found = memory.memories(
-                kind=args.kind,
-                agent_id=args.agent,
-                subject=args.subject,
-                tag=args.tag,
-                search=args.search,
-                status=args.status,
-                as_of=args.as_of,
-                k=args.k,
-            )
+        found = memory.list_memories(
+            kind=args.kind,
+            agent_id=args.agent_id,
+            subject=args.subject,
+            tag=args.tag,
+            search=args.search,
+            status=args.status,
+            as_of=args.as_of,
+            k=args.k,
+        )
+    return _print_memories(args, found)
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        found = memory.get(args.key, agent_id=args.agent_id, as_of=args.as_of)
+    return _print_memories(args, found)
+
+
+def _print_memories(args: argparse.Namespace, found: Sequence[Any]) -> int:
     if args.json:
         print_json(found)
     elif not found:
@@ -265,7 +280,7 @@ def cmd_move_memory(args: argparse.Namespace) -> int:
 
 def cmd_bootstrap(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
-        context = memory.bootstrap(agent_id=args.agent, max_chars=args.max_chars, sessions=args.sessions)
+        context = memory.bootstrap(agent_id=args.agent_id, max_chars=args.max_chars, sessions=args.sessions)
     return _report(args, context.items, context.text() or "(nothing to bootstrap from yet)")
 
 
@@ -273,7 +288,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if args.watch is not None:
         return _watch(args)
     with _memory(args) as memory:
-        rows = memory.stats(args.agent)
+        rows = memory.stats(args.agent_id)
     if args.json:
         print_json(rows)
     else:
@@ -318,20 +333,20 @@ def _forgotten(result: Any) -> str:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
-        result = memory.forget(args.session_id, agent_id=args.agent)
+        result = memory.forget(args.session_id, agent_id=args.agent_id)
     return _report(args, result, f"forgot {args.session_id}: {_forgotten(result)}")
 
 
 def cmd_forget_range(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
-        result = memory.forget_range(args.since, args.until, agent_id=args.agent)
+        result = memory.forget_range(args.since, args.until, agent_id=args.agent_id)
     span = f"{args.since.isoformat()} to {args.until.isoformat()}"
     return _report(args, result, f"forgot {span}: {result.sessions_removed} whole sessions, {_forgotten(result)}")
 
 
 def cmd_forget_entity(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
-        result = memory.forget_entity(args.entity, agent_id=args.agent)
+        result = memory.forget_entity(args.entity, agent_id=args.agent_id)
     return _report(
         args, result, f"forgot {args.entity}: {result.sessions_removed} whole sessions, {_forgotten(result)}"
     )
@@ -346,13 +361,13 @@ def cmd_forget_agent(args: argparse.Namespace) -> int:
 
 
 def _scoped(rows: Sequence[Any], columns: list[str]) -> list[str]:
-    """The columns, with the agent each row belongs to (scope) first when the rows are of several agents."""
-    return ["scope", *columns] if len({row.scope for row in rows}) > 1 else columns
+    """The columns, with the agent each row belongs to first when the rows are of several agents."""
+    return ["agent_id", *columns] if len({row.agent_id for row in rows}) > 1 else columns
 
 
-def cmd_entities(args: argparse.Namespace) -> int:
+def cmd_list_entities(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
-        found = memory.entities(args.search, type=args.type, agent_id=args.agent, k=args.k)
+        found = memory.list_entities(args.search, type=args.type, agent_id=args.agent_id, k=args.k)
     if args.json:
         print_json(found)
     elif not found:
@@ -364,27 +379,27 @@ def cmd_entities(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_graph(args: argparse.Namespace) -> int:
+def cmd_entity_neighbors(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
-        neighbors = memory.entity_neighbors(args.name, depth=args.depth, k=args.k, agent_id=args.agent)
+        neighbors = memory.entity_neighbors(args.entity, depth=args.depth, k=args.k, agent_id=args.agent_id)
     if args.json:
         print_json(neighbors)
     elif not neighbors:
-        print(f"nothing is mentioned with {args.name}")
+        print(f"nothing is mentioned with {args.entity}")
     else:
         rows = [plain(neighbor) | {"path": " → ".join(neighbor.path)} for neighbor in neighbors]
         print_table(rows, _scoped(neighbors, ["distance", "name", "type", "turns", "path"]), {"path": 80})
     return 0
 
 
-def cmd_entity(args: argparse.Namespace) -> int:
+def cmd_entity_state(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
-        states = memory.entity_state(args.name, as_of=args.as_of, attribute=args.attribute, agent_id=args.agent)
+        states = memory.entity_state(args.entity, as_of=args.as_of, attribute=args.attribute, agent_id=args.agent_id)
     if args.json:
         print_json(states)
     elif not states:
         when = f" at {args.as_of.isoformat()}" if args.as_of else ""
-        print(f"no state recorded for {args.name}{when}")
+        print(f"no state recorded for {args.entity}{when}")
     else:
         rows = [plain(state) | {"value": json.dumps(state.value, ensure_ascii=False)} for state in states]
         print_table(rows, _scoped(states, ["attribute", "value", "valid_from", "valid_to"]), {"value": 60})
@@ -408,18 +423,18 @@ def cmd_export(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
         out = sys.stdout if args.output == "-" else importers.open_for_writing(args.output)
         try:
-            if args.session:
-                for session in memory.export(agent_id=args.agent, session_id=args.session):
+            if args.session_id:
+                for session in memory.export(agent_id=args.agent_id, session_id=args.session_id):
                     out.write(json.dumps(session, ensure_ascii=False) + "\n")
                     kinds["session"] += 1
             else:
-                for record in memory.iter_export_tenant(agent_id=args.agent):
+                for record in memory.iter_export_tenant(agent_id=args.agent_id):
                     out.write(json.dumps(record, ensure_ascii=False) + "\n")
                     kinds[str(record.get("record"))] += 1
         finally:
             if out is not sys.stdout:
                 out.close()
-    if args.session:
+    if args.session_id:
         print(f"exported {kinds['session']} sessions", file=sys.stderr)
     else:
         print("exported " + ", ".join(f"{kinds[kind]} {name}" for kind, name in RECORD_NAMES.items()), file=sys.stderr)
@@ -479,7 +494,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                 turns, refused = importers.commit(
                     memory,
                     session,
-                    agent_id=args.agent,
+                    agent_id=args.agent_id,
                     source=f"import:{args.format}",
                     enrich=args.enrich,
                     skip_invalid=args.skip_invalid,
@@ -532,67 +547,75 @@ def age(text: str) -> timedelta:
     return timedelta(**{units[match[2]]: int(match[1])})
 
 
-def cmd_retention(args: argparse.Namespace) -> int:
-    """Lists, adds or drops retention policies, or shows what the next maintenance would remove."""
-    if args.action in ("add", "drop") and args.target is None:
-        what = "sessions or memories" if args.action == "add" else "the policy_id"
-        raise InvalidInput(f"retention {args.action} needs {what}")
+def cmd_set_retention(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
-        if args.action == "add":
-            if args.target not in ("sessions", "memories"):
-                raise InvalidInput(f"retention covers sessions or memories, got {args.target!r}")
-            policy = memory.set_retention(
-                args.target,
-                max_age=args.max_age,
-                keep_last=args.keep_last,
-                tier=args.tier,
-                agent_id=args.agent,
-                statuses=args.status,
-            )
-            return _report(args, policy, f"retention policy {policy.policy_id} added")
-        if args.action == "drop":
-            if not memory.drop_retention(int(args.target)):
-                raise NotFound(f"no retention policy {args.target}")
-            return _report(args, {"dropped": True}, f"retention policy {args.target} dropped")
-        if args.action == "preview":
-            items = memory.retention_preview(at=args.at)
-            if args.json:
-                print_json(items)
-            elif not items:
-                print("nothing would go")
-            else:
-                print_table(
-                    items, ["policy_id", "data", "agent_id", "session_id", "memory_id", "tier", "last_used", "reason"]
-                )
-            return 0
-        policies = memory.retention_policies()
+        policy = memory.set_retention(
+            args.data,
+            max_age=args.max_age,
+            keep_last=args.keep_last,
+            tier=args.tier,
+            agent_id=args.agent_id,
+            statuses=args.statuses,
+        )
+    return _report(args, policy, f"retention policy {policy.policy_id} added")
+
+
+def cmd_drop_retention(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        if not memory.drop_retention(args.policy_id):
+            raise NotFound(f"no retention policy {args.policy_id}")
+    return _report(args, {"dropped": True}, f"retention policy {args.policy_id} dropped")
+
+
+def cmd_retention_preview(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        items = memory.retention_preview(at=args.at)
+    if args.json:
+        print_json(items)
+    elif not items:
+        print("nothing would go")
+    else:
+        print_table(items, ["policy_id", "data", "agent_id", "session_id", "memory_id", "tier", "last_used", "reason"])
+    return 0
+
+
+def cmd_list_retention_policies(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        policies = memory.list_retention_policies()
     if args.json:
         print_json(policies)
     elif not policies:
-        print("no retention policies (add one: agent-memory retention add sessions --max-age 365d)")
+        print("no retention policies (add one: agent-memory set-retention sessions --max-age 365d)")
     else:
         print_table(policies, ["policy_id", "data", "agent_id", "tier", "statuses", "max_age", "keep_last"])
     return 0
 
 
-def cmd_archives(args: argparse.Namespace) -> int:
-    """Lists retention's archives, saves one to a file, or drops one's data."""
-    if args.action in ("save", "drop") and args.archive_id is None:
-        raise InvalidInput(f"archives {args.action} needs the archive_id")
+def _archive_gone(archive_id: int) -> NotFound:
+    return NotFound(f"archive {archive_id} holds no data (dropped, or no such archive)")
+
+
+def cmd_archive(args: argparse.Namespace) -> int:
+    """Saves an archive's gzipped JSON lines to a file."""
     with _memory(args) as memory:
-        empty = NotFound(f"archive {args.archive_id} holds no data (dropped, or no such archive)")
-        if args.action == "save":
-            data = memory.archive(args.archive_id)
-            if data is None:
-                raise empty
-            output = args.output or f"agent-memory-archive-{args.archive_id}.jsonl.gz"
-            Path(output).write_bytes(data)
-            return _report(args, {"file": output, "bytes": len(data)}, f"wrote {output} ({len(data)} bytes)")
-        if args.action == "drop":
-            if not memory.drop_archive(args.archive_id):
-                raise empty
-            return _report(args, {"dropped": True}, f"archive {args.archive_id}: data dropped, record kept")
-        archives = memory.archives()
+        data = memory.archive(args.archive_id)
+    if data is None:
+        raise _archive_gone(args.archive_id)
+    output = args.output or f"agent-memory-archive-{args.archive_id}.jsonl.gz"
+    Path(output).write_bytes(data)
+    return _report(args, {"file": output, "bytes": len(data)}, f"wrote {output} ({len(data)} bytes)")
+
+
+def cmd_drop_archive(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        if not memory.drop_archive(args.archive_id):
+            raise _archive_gone(args.archive_id)
+    return _report(args, {"dropped": True}, f"archive {args.archive_id}: data dropped, record kept")
+
+
+def cmd_list_archives(args: argparse.Namespace) -> int:
+    with _memory(args) as memory:
+        archives = memory.list_archives()
     if args.json:
         print_json(archives)
     elif not archives:
@@ -610,7 +633,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
         args.event,
         sys.stdin,
         connect,
-        agent_id=args.agent,
+        agent_id=args.agent_id,
         max_chars=args.max_chars,
         timeout=args.timeout,
         log=Path(args.log).expanduser(),
@@ -619,17 +642,17 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     with _memory(args) as memory:
-        result = memory.reindex(agent_id=args.agent, session_id=args.session)
+        result = memory.reindex(agent_id=args.agent_id, session_id=args.session_id)
     waiting = result.sessions - result.jobs  # memory.reindex does not queue a session twice
     jobs = f"{result.jobs} jobs" + (f", {waiting} were queued already" if waiting else "")
     queued = f"queued {result.sessions} sessions for re-indexing ({jobs})"
-    return _report(args, result, f"{queued}; run `agent-memory worker` to process them")
+    return _report(args, result, f"{queued}; run `agent-memory work` to process them")
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     from agent_memory import mcp_server
 
-    mcp_server.serve(_dsn(args), tenant=args.tenant, agent_id=args.agent)
+    mcp_server.serve(_dsn(args), tenant=args.tenant, agent_id=args.agent_id)
     return 0
 
 
@@ -697,27 +720,37 @@ def build_parser() -> argparse.ArgumentParser:
     command("install", cmd_install, "create (or update) the extension in the database")
     command("health", cmd_health, "show versions and whether the embedder loads")
 
+    def agent_id(sub: argparse.ArgumentParser, help: str) -> None:
+        sub.add_argument("--agent-id", help=help)
+
+    every_agent = "only this agent's (default: every agent of the tenant)"
     commit = command("commit", cmd_commit, "commit a session's messages from a JSON file (or - for stdin)")
     commit.add_argument("session_id")
     commit.add_argument("file", nargs="?", default="-", help="JSON array of messages, or {messages: [...]}")
-    commit.add_argument("--agent", help="agent id (default: 'default')")
+    agent_id(commit, "the agent (default: 'default')")
     commit.add_argument("--source", help="where the conversation comes from")
     commit.add_argument("--enrich", choices=["queue", "now", "none"], help="enrichment (default: setting enrich)")
 
     for name, func, help in (
         ("recall", cmd_recall, "the turns and memories that best answer a query"),
-        ("explain", cmd_explain, "every candidate of a recall with its ranks and signals"),
+        ("explain-recall", cmd_explain_recall, "the candidates of a recall with their ranks and signals"),
     ):
         sub = command(name, func, help)
         sub.add_argument("query")
-        sub.add_argument("--agent", help="only this agent's memory (default: every agent of the tenant)")
+        agent_id(sub, every_agent)
         sub.add_argument("--since", type=datetime.fromisoformat, help="only turns at or after (ISO 8601)")
         sub.add_argument("--until", type=datetime.fromisoformat, help="only turns before (ISO 8601)")
         sub.add_argument("--source", help="only sessions from this source")
         sub.add_argument(
-            "--entity", action="append", help="an entity the query is about, lifting turns that mention it (repeatable)"
+            "--entities",
+            action="extend",
+            nargs="+",
+            metavar="ENTITY",
+            help="entities the query is about, lifting turns that mention them",
         )
-        sub.add_argument("--all-entities", action="store_true", help="only sessions that mention every --entity")
+        sub.add_argument(
+            "--entity-mode", choices=["any", "all"], help="all: only sessions that mention every one of --entities"
+        )
         sub.add_argument("--weights", help="per-call settings as JSON, e.g. '{\"weight_dense\": 0.8}'")
         sub.add_argument("--as-of", type=datetime.fromisoformat, help="what was said and held then (ISO 8601)")
         sub.add_argument("--include-ended", action="store_true", help="superseded and retracted memories too")
@@ -725,25 +758,25 @@ def build_parser() -> argparse.ArgumentParser:
             "--intent", help="the memory kind the question asks for (default: found in its words); none: no routing"
         )
         sub.add_argument(
-            "--tier",
-            action="append",
+            "--tiers",
+            action="extend",
+            nargs="+",
             choices=["hot", "warm", "cold"],
-            help="a tier to search (repeatable; default: hot and warm, the setting recall_tiers)",
+            help="the tiers to search (default: hot and warm, the setting recall_tiers)",
         )
         if name == "recall":
             sub.add_argument("-k", type=int, default=10, help="how many results (default 10)")
             sub.add_argument("--level", choices=["turn", "session"], default="turn")
         else:
-            sub.add_argument("--limit", type=int, default=20, help="how many candidates to show (default 20)")
+            sub.add_argument("-k", type=int, help="how many candidates (default: every one)")
 
-    feedback = command("feedback", cmd_feedback, "judge a recalled turn, a memory or a session (moves trust)")
-    feedback.add_argument("id", help="the turn_id (or, with --memory, memory_id; with --session, session_id)")
-    feedback.add_argument("verdict", choices=["helpful", "unhelpful", "incorrect", "stale"])
-    judged = feedback.add_mutually_exclusive_group()
-    judged.add_argument("--memory", dest="target", action="store_const", const="memory", help="ID is a memory_id")
-    judged.add_argument("--session", dest="target", action="store_const", const="session", help="ID is a session_id")
-    feedback.set_defaults(target="turn")
-    feedback.add_argument("--agent", help="the agent judging (its repeats are not counted twice)")
+    feedback = command("give-feedback", cmd_give_feedback, "judge a recalled turn, a memory or a session (moves trust)")
+    feedback.add_argument("verdict", choices=get_args(Verdict))
+    judged = feedback.add_mutually_exclusive_group(required=True)
+    judged.add_argument("--turn-id", type=int, help="the turn judged")
+    judged.add_argument("--memory-id", type=int, help="the memory judged")
+    judged.add_argument("--session-id", help="the session judged")
+    feedback.add_argument("--judged-by", help="the agent judging (its repeats are not counted twice)")
     feedback.add_argument("--query", help="the query it was recalled for")
     feedback.add_argument("--note", help="why")
 
@@ -751,20 +784,19 @@ def build_parser() -> argparse.ArgumentParser:
     remember = command("remember", cmd_remember, "keep a fact, preference, rule, decision or task")
     remember.add_argument("content")
     remember.add_argument("--kind", help=f"one of {kinds} (default fact)")
-    remember.add_argument("--agent", help="agent id (default: 'default')")
+    agent_id(remember, "the agent (default: 'default')")
     remember.add_argument("--key", help="a stable key: a new claim under it replaces the current one")
-    remember.add_argument("--subject", action="append", help="an entity it is about (repeat for more)")
-    remember.add_argument("--tag", action="append", help="a tag (repeat for more)")
+    remember.add_argument("--subjects", action="extend", nargs="+", metavar="SUBJECT", help="entities it is about")
+    remember.add_argument("--tags", action="extend", nargs="+", metavar="TAG", help="tags")
     remember.add_argument("--importance", type=float, help="0 to 1 (default 0.5)")
     remember.add_argument(
         "--status", choices=["active", "ongoing", "pending"], help="ongoing: work in progress; pending: to review"
     )
 
-    memories = command("memories", cmd_memories, "the memories that hold now (or then), most important first")
+    memories = command("list-memories", cmd_list_memories, "the memories that hold now (or then), most important first")
     memories.add_argument("search", nargs="?", help="words the content contains (any case)")
-    memories.add_argument("--key", help="the memory held under this key (other filters but --agent ignored)")
     memories.add_argument("--kind", help=f"one of {kinds}")
-    memories.add_argument("--agent", help="one agent's memories (default: every agent of the tenant)")
+    agent_id(memories, every_agent)
     memories.add_argument("--subject", help="memories about this entity")
     memories.add_argument("--tag", help="memories with this tag")
     memories.add_argument(
@@ -772,6 +804,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     memories.add_argument("--as-of", type=datetime.fromisoformat, help="what held then (ISO 8601)")
     memories.add_argument("-k", type=int, help="how many (default 100)")
+
+    get = command("get", cmd_get, "the memory held under a key, now or then (one per agent that holds it)")
+    get.add_argument("key")
+    agent_id(get, every_agent)
+    get.add_argument("--as-of", type=datetime.fromisoformat, help="what held then (ISO 8601)")
 
     for verb, what in (
         ("resolve", "mark a memory resolved (a task done)"),
@@ -782,12 +819,12 @@ def build_parser() -> argparse.ArgumentParser:
         move.add_argument("memory_id", type=int)
 
     bootstrap = command("bootstrap", cmd_bootstrap, "context for a new conversation, within a budget")
-    bootstrap.add_argument("--agent", help="one agent (default: every agent of the tenant)")
+    agent_id(bootstrap, "one agent (default: every agent of the tenant)")
     bootstrap.add_argument("--max-chars", type=int, help="character budget (default: setting bootstrap_max_chars)")
     bootstrap.add_argument("--sessions", type=int, help="how many recent sessions to draw on (default 5)")
 
     stats = command("stats", cmd_stats, "sessions, turns, vectors and pending jobs per agent")
-    stats.add_argument("--agent", help="one agent")
+    agent_id(stats, "one agent")
     stats.add_argument(
         "--watch",
         type=float,
@@ -800,7 +837,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     forget = command("forget", cmd_forget, "remove a session and everything derived from it, leaving a tombstone")
     forget.add_argument("session_id")
-    forget.add_argument("--agent", help="agent id (default: whichever agent has the session)")
+    agent_id(forget, "the agent (default: whichever agent has the session)")
     forget_agent = command("forget-agent", cmd_forget_agent, "remove all of an agent's memory, leaving a tombstone")
     forget_agent.add_argument("agent_id")
     forget_range = command(
@@ -808,41 +845,41 @@ def build_parser() -> argparse.ArgumentParser:
     )
     forget_range.add_argument("since", type=datetime.fromisoformat, help="from (ISO 8601, included)")
     forget_range.add_argument("until", type=datetime.fromisoformat, help="to (ISO 8601, left out)")
-    forget_range.add_argument("--agent", help="only this agent's (default: every agent's)")
+    agent_id(forget_range, "only this agent's (default: every agent's)")
     forget_entity = command(
         "forget-entity", cmd_forget_entity, "remove everything about an entity, leaving a tombstone"
     )
     forget_entity.add_argument("entity", help="its name or an alias")
-    forget_entity.add_argument("--agent", help="only this agent's entity (default: every agent's of that name)")
+    agent_id(forget_entity, "only this agent's entity (default: every agent's of that name)")
 
     entity_types = get_args(EntityType)
-    entities = command("entities", cmd_entities, "the people, projects, tools and more that turns mention")
+    entities = command("list-entities", cmd_list_entities, "the people, projects, tools and more that turns mention")
     entities.add_argument("search", nargs="?", help="a name or part of one (fuzzy, over names and aliases)")
     entities.add_argument("--type", choices=entity_types, metavar="TYPE", help=f"one of {', '.join(entity_types)}")
-    entities.add_argument("--agent", help="one agent's entities (default: every agent of the tenant)")
+    agent_id(entities, every_agent)
     entities.add_argument("-k", type=int, help="how many (default 50)")
 
-    graph = command("graph", cmd_graph, "the entities mentioned together with one, nearest first")
-    graph.add_argument("name", help="the entity's name or an alias")
-    graph.add_argument("--depth", type=int, help="how many steps away, 1-5 (default 1)")
-    graph.add_argument("-k", type=int, help="how many (default 20)")
-    graph.add_argument("--agent", help="one agent's entities (default: every agent of the tenant)")
+    neighbors = command("entity-neighbors", cmd_entity_neighbors, "the entities mentioned together with one")
+    neighbors.add_argument("entity", help="the entity's name or an alias")
+    neighbors.add_argument("--depth", type=int, help="how many steps away, 1-5 (default 1)")
+    neighbors.add_argument("-k", type=int, help="how many (default 20)")
+    agent_id(neighbors, every_agent)
 
-    entity = command("entity", cmd_entity, "what holds for an entity: its attributes' values, now or then")
-    entity.add_argument("name", help="the entity's name or an alias")
-    entity.add_argument("--as-of", type=datetime.fromisoformat, help="the values that held then (ISO 8601)")
-    entity.add_argument("--attribute", help="one attribute")
-    entity.add_argument("--agent", help="one agent's entity (default: every agent of the tenant)")
+    state = command("entity-state", cmd_entity_state, "what holds for an entity: its attributes' values, now or then")
+    state.add_argument("entity", help="the entity's name or an alias")
+    state.add_argument("--as-of", type=datetime.fromisoformat, help="the values that held then (ISO 8601)")
+    state.add_argument("--attribute", help="one attribute")
+    agent_id(state, every_agent)
 
     export = command(
         "export",
         cmd_export,
         "write the tenant's memory as JSON lines (importable with: import jsonl)",
         "Sessions with their trust, tiers and summaries, curated memories with their history, entities and their"
-        " states, feedback. With --session, that session alone in the shape commit takes.",
+        " states, feedback. With --session-id, that session alone in the shape commit takes.",
     )
-    export.add_argument("--agent", help="one agent")
-    export.add_argument("--session", help="one session")
+    agent_id(export, "one agent")
+    export.add_argument("--session-id", help="one session")
     export.add_argument(
         "-o", "--output", default="-", help="file to write, gzipped if it ends in .gz (default: stdout)"
     )
@@ -854,7 +891,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         help="files: .jsonl (an export or archive too), conversations.json, Claude Code <session>.jsonl; or gzipped",
     )
-    imports.add_argument("--agent", help="agent id for sessions that name none (default: 'default')")
+    agent_id(imports, "the agent of sessions that name none (default: 'default')")
     imports.add_argument("--enrich", choices=["queue", "now", "none"], help="enrichment (default: setting enrich)")
     imports.add_argument(
         "--skip-invalid", action="store_true", help="import what is valid and report the rest (default: all or nothing)"
@@ -865,50 +902,53 @@ def build_parser() -> argparse.ArgumentParser:
         help="store again sessions memory.forget removed (default: leave them out and count them)",
     )
 
+    statuses = ["active", "ongoing", "resolved", "superseded", "retracted", "pending"]
     retention = command(
-        "retention",
-        cmd_retention,
-        "retention policies: what maintenance archives and removes",
-        "list (the default) shows the policies, preview what the next `call memory.maintain()` would archive and"
-        " remove, add SESSIONS|MEMORIES a policy, drop POLICY_ID one. An item goes when it is over every limit its"
-        " policy sets.",
+        "set-retention",
+        cmd_set_retention,
+        "add a retention policy: what maintenance archives and removes",
+        "An item goes when it is over every limit its policy sets.",
     )
-    retention.add_argument("action", nargs="?", choices=["list", "preview", "add", "drop"], default="list")
-    retention.add_argument("target", nargs="?", help="add: sessions or memories; drop: the policy_id")
+    retention.add_argument("data", choices=get_args(RetainedData))
     retention.add_argument("--max-age", type=age, help="unused for longer than this: 90d, 12h, 2w")
     retention.add_argument("--keep-last", type=int, help="keep each agent's newest N (by last use)")
     retention.add_argument("--tier", choices=["hot", "warm", "cold"], help="only items in this tier")
-    retention.add_argument("--agent", help="only this agent's (default: every agent)")
+    agent_id(retention, "only this agent's (default: every agent)")
     retention.add_argument(
-        "--status",
-        action="append",
-        choices=["active", "ongoing", "resolved", "superseded", "retracted", "pending"],
-        help="memories only: only of this status (repeatable)",
+        "--statuses", action="extend", nargs="+", choices=statuses, help="memories only: only of these statuses"
     )
-    retention.add_argument("--at", type=datetime.fromisoformat, help="preview: as if maintenance ran then (ISO 8601)")
+    drop_retention = command("drop-retention", cmd_drop_retention, "remove a retention policy")
+    drop_retention.add_argument("policy_id", type=int)
+    command("list-retention-policies", cmd_list_retention_policies, "the tenant's retention policies")
+    preview = command(
+        "retention-preview", cmd_retention_preview, "what the next `call memory.maintain()` archives and removes"
+    )
+    preview.add_argument("--at", type=datetime.fromisoformat, help="as if maintenance ran then (ISO 8601)")
 
-    archives = command(
-        "archives",
-        cmd_archives,
-        "what retention removed: list the archives, save one to a file, drop one's data",
-        "save ID writes the gzipped JSON lines that `agent-memory import jsonl FILE` reads back.",
+    archive = command(
+        "archive",
+        cmd_archive,
+        "save an archive of what retention removed to a file",
+        "The file holds the gzipped JSON lines that `agent-memory import jsonl FILE` reads back.",
     )
-    archives.add_argument("action", nargs="?", choices=["list", "save", "drop"], default="list")
-    archives.add_argument("archive_id", nargs="?", type=int)
-    archives.add_argument("-o", "--output", help="save: the file (default: agent-memory-archive-ID.jsonl.gz)")
+    archive.add_argument("archive_id", type=int)
+    archive.add_argument("-o", "--output", help="the file (default: agent-memory-archive-ID.jsonl.gz)")
+    drop_archive = command("drop-archive", cmd_drop_archive, "drop an archive's data, keeping its record")
+    drop_archive.add_argument("archive_id", type=int)
+    command("list-archives", cmd_list_archives, "what retention removed, one archive per run")
 
     reindex = command("reindex", cmd_reindex, "queue sessions indexed under older index settings for re-indexing")
-    reindex.add_argument("--agent", help="one agent")
-    reindex.add_argument("--session", help="one session")
+    agent_id(reindex, "one agent")
+    reindex.add_argument("--session-id", help="one session")
 
-    worker = command("worker", cmd_worker, "run queued enrichment jobs (memory.work) in a loop")
-    worker.add_argument("--batch", type=int, default=20, help="jobs per memory.work call (default 20)")
-    worker.add_argument("--once", action="store_true", help="stop when no job is left to run")
-    worker.add_argument("--idle-seconds", type=float, default=2.0, help="wait when the queue is empty (default 2)")
+    work = command("work", cmd_work, "run queued enrichment jobs (memory.work) in a loop")
+    work.add_argument("--max-jobs", type=int, default=10, help="jobs per memory.work call (default 10)")
+    work.add_argument("--once", action="store_true", help="stop when no job is left to run")
+    work.add_argument("--idle-seconds", type=float, default=2.0, help="wait when the queue is empty (default 2)")
 
     mcp = command("mcp", cmd_mcp, "serve memory as MCP tools over stdio (for Claude Code and other hosts)")
     mcp.add_argument(
-        "--agent",
+        "--agent-id",
         help="agent id every tool uses unless told another (default: reads cover every agent, writes go to 'default')",
     )
 
@@ -920,7 +960,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     hook.add_argument("event", nargs="?", help=f"{', '.join(hooks.EVENTS)} (default: hook_event_name of the input)")
     hook.add_argument(
-        "--agent", help="agent id (default: 'default', as `import claude-code`; SessionStart: every agent)"
+        "--agent-id", help="agent id (default: 'default', as `import claude-code`; SessionStart: every agent)"
     )
     hook.add_argument("--max-chars", type=int, help="SessionStart's budget (default: setting bootstrap_max_chars)")
     hook.add_argument(

@@ -13,7 +13,7 @@ call runs as that tenant (memory.tenant_id, set for the call's transaction only)
 
 agent_id, in every method: when it is left out, calls that read or address stored data (recall,
 explain_recall, bootstrap, context_for_task, stats, export, forget, enrich, reindex, and the knowledge
-graph's entities, entity_neighbors, entity_sessions, entity_state, entity_history) cover every agent of
+graph's list_entities, entity_neighbors, entity_sessions, entity_state, entity_history) cover every agent of
 the tenant, and a session named without an agent must then exist under one agent only; calls that store
 data (commit, remember, set_entity_state, merge_entities) write to agent "default".
 """
@@ -166,17 +166,16 @@ class Memory:
         which tiers are searched (default hot and warm)."""
         return self._run(calls.recall(query, options))
 
-    def explain_recall(self, query: str, **options: Unpack[calls.RecallFilters]) -> list[results.Candidate]:
-        """Every candidate with its rank in each list and every component (memory.explain_recall)."""
+    def explain_recall(self, query: str, **options: Unpack[calls.ExplainOptions]) -> list[results.Candidate]:
+        """The first k candidates (every one by default) with their rank in each list and every component
+        (memory.explain_recall)."""
         return self._run(calls.explain_recall(query, options))
 
-    def feedback(
-        self, turn_id: int | None = None, helpful: bool | None = None, **options: Unpack[calls.FeedbackOptions]
-    ) -> results.Feedback:
-        """A verdict on a recalled turn (turn_id), a curated memory (memory_id=) or a whole session
-        (session_id=): helpful (True/False) or verdict= helpful, unhelpful, incorrect or stale. It moves trust;
-        on a memory, incorrect from enough agents retracts it and stale lowers its importance (memory.feedback)."""
-        return self._run(calls.feedback(turn_id, helpful, options))
+    def give_feedback(self, verdict: results.Verdict, **options: Unpack[calls.FeedbackOptions]) -> results.Feedback:
+        """A verdict, helpful, unhelpful, incorrect or stale, on a recalled turn (turn_id=), a curated memory
+        (memory_id=) or a whole session (session_id=). It moves trust; on a memory, incorrect from enough judges
+        retracts it and stale lowers its importance (memory.give_feedback)."""
+        return self._run(calls.give_feedback(verdict, options))
 
     def remember(self, content: str, **options: Unpack[calls.MemoryOptions]) -> results.Remembered:
         """Keeps a memory: a fact, preference, rule, decision, skill, event, observation or task, with an
@@ -189,10 +188,10 @@ class Memory:
         """The memory held under a key now, or at as_of; one per agent that holds it (memory.get)."""
         return self._run(calls.get(key, agent_id, as_of))
 
-    def memories(self, **filters: Unpack[calls.MemoryFilters]) -> list[results.MemoryItem]:
+    def list_memories(self, **filters: Unpack[calls.MemoryFilters]) -> list[results.MemoryItem]:
         """Memories that hold now (or at as_of, or of one status), filtered, most important first
-        (memory.memories)."""
-        return self._run(calls.memories(filters))
+        (memory.list_memories)."""
+        return self._run(calls.list_memories(filters))
 
     def resolve(self, memory_id: int) -> results.MemoryItem:
         """Marks a current memory resolved: it stops holding now and stays in the history (memory.resolve)."""
@@ -224,9 +223,9 @@ class Memory:
         it again is refused (ForgottenSession) unless allow_forgotten."""
         return self._run(calls.forget(session_id, agent_id))
 
-    def forget_agent(self, agent: str, /) -> results.Forgotten:
-        """Removes all of agent's memory under one tombstone (memory.forget_agent)."""
-        return self._run(calls.forget_agent(agent))
+    def forget_agent(self, agent_id: str) -> results.Forgotten:
+        """Removes all of an agent's memory under one tombstone (memory.forget_agent)."""
+        return self._run(calls.forget_agent(agent_id))
 
     def forget_range(self, since: datetime, until: datetime, *, agent_id: str | None = None) -> results.Forgotten:
         """Removes everything said in [since, until) under one tombstone (memory.forget_range)."""
@@ -297,9 +296,9 @@ class Memory:
         longer than max_age and not among their agent's keep_last newest (memory.set_retention)."""
         return self._run(calls.set_retention(data, max_age, keep_last, tier, agent_id, statuses))
 
-    def retention_policies(self) -> list[results.RetentionPolicy]:
-        """The tenant's retention policies (memory.retention_policies())."""
-        return self._run(calls.retention_policies())
+    def list_retention_policies(self) -> list[results.RetentionPolicy]:
+        """The tenant's retention policies (memory.list_retention_policies)."""
+        return self._run(calls.list_retention_policies())
 
     def drop_retention(self, policy_id: int) -> bool:
         """Removes a retention policy; whether there was one (memory.drop_retention)."""
@@ -309,9 +308,9 @@ class Memory:
         """What the next maintenance (or one at at) archives and removes, and why (memory.retention_preview)."""
         return self._run(calls.retention_preview(at))
 
-    def archives(self) -> list[results.Archive]:
-        """What retention removed, one archive per run (memory.archives)."""
-        return self._run(calls.archives())
+    def list_archives(self) -> list[results.Archive]:
+        """What retention removed, one archive per run (memory.list_archives)."""
+        return self._run(calls.list_archives())
 
     def archive(self, archive_id: int) -> bytes | None:
         """An archive's gzipped JSON lines, which import_tenant reads back; None once dropped (memory.archive)."""
@@ -325,7 +324,7 @@ class Memory:
         """Queues re-enrichment of the sessions in scope, after index settings changed (memory.reindex)."""
         return self._run(calls.reindex(agent_id, session_id))
 
-    def entities(
+    def list_entities(
         self,
         search: str | None = None,
         *,
@@ -334,21 +333,21 @@ class Memory:
         k: int | None = None,
     ) -> list[results.Entity]:
         """The entities whose name or an alias is like search (all without one), of a type, best match
-        first, with how often and where they are mentioned (memory.entities)."""
-        return self._run(calls.entities(search, type, agent_id, k))
+        first, with how often and where they are mentioned (memory.list_entities)."""
+        return self._run(calls.list_entities(search, type, agent_id, k))
 
     def entity_neighbors(
-        self, name: str, *, depth: int | None = None, k: int | None = None, agent_id: str | None = None
+        self, entity: str, *, depth: int | None = None, k: int | None = None, agent_id: str | None = None
     ) -> list[results.Neighbor]:
         """The entities mentioned with an entity, within depth (1-5) steps, nearest first, each with its path
         (memory.entity_neighbors). NotFound when no entity has that name or alias."""
-        return self._run(calls.entity_neighbors(name, depth, k, agent_id))
+        return self._run(calls.entity_neighbors(entity, depth, k, agent_id))
 
     def entity_sessions(
-        self, name: str, *, agent_id: str | None = None, k: int | None = None
+        self, entity: str, *, agent_id: str | None = None, k: int | None = None
     ) -> list[results.EntitySession]:
         """The sessions that mention an entity, most recent first, with their summaries (memory.entity_sessions)."""
-        return self._run(calls.entity_sessions(name, agent_id, k))
+        return self._run(calls.entity_sessions(entity, agent_id, k))
 
     def merge_entities(self, keep: str, merge: str, *, agent_id: str | None = None) -> results.Merged:
         """Makes two entities of an agent's memory one: merge's names become keep's aliases, its mentions and

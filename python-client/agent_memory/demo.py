@@ -93,13 +93,17 @@ def run(dsn: str, tenant: str | None = None) -> int:
         _heading(4, "Bootstrap a new conversation", "select * from memory.bootstrap(max_chars => 900)")
         print("   " + memory.bootstrap(max_chars=900).text().replace("\n", "\n   "))
 
-        _heading(5, "Feedback: the Friday rule is outdated", "select * from memory.feedback(turn_id, helpful => false)")
+        _heading(
+            5,
+            "Feedback: the Friday rule is outdated",
+            "select * from memory.give_feedback('unhelpful', turn_id => ...)",
+        )
         found = _outdated(memory)
         if found is None:
             print("   (the Friday rule was not recalled; nothing to judge)")
             return 0
         before, turn = found
-        verdict = memory.feedback(turn, False, query=QUESTION, note="replaced by the Tuesday rule")
+        verdict = memory.give_feedback("unhelpful", turn_id=turn, query=QUESTION, note="replaced by the Tuesday rule")
         print(
             f"   turn {turn} (rank {before}): trust {verdict.trust_before:.2f} -> {verdict.trust_after:.2f}, "
             f"now rank {_rank_of(memory, turn)}\n"

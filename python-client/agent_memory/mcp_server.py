@@ -1,11 +1,12 @@
 """`agent-memory mcp`: memory as MCP tools over stdio, with the official MCP Python SDK.
 
-Read-only tools: recall, explain, context_for_task, bootstrap, stats, memories, and the knowledge graph's
-entities, entity_neighbors and entity_state. Tools that write: remember, resolve, retract, commit,
-set_entity_state, feedback, forget.
+Each tool is the SQL function of its name, with the same argument names. Read-only tools: recall,
+explain_recall, context_for_task, bootstrap, stats, list_memories, get, and the knowledge graph's
+list_entities, entity_neighbors and entity_state. Tools that write: remember, resolve, retract, approve,
+commit, set_entity_state, give_feedback, forget.
 Each calls one Memory method and answers compactly: no null fields, times as ISO 8601 text, a session's
 summary once per answer. Input schemas come from the typed parameters, descriptions from the docstrings.
-The server's agent (--agent) is every tool's default agent. Refusals from the database come back as tool
+The server's agent (--agent-id) is every tool's default agent. Refusals from the database come back as tool
 errors carrying the server's message.
 """
 
@@ -20,7 +21,7 @@ from importlib.metadata import version
 from typing import Annotated, Any, Literal, TypeVar, cast
 
 from agent_memory import results
-from agent_memory.calls import Kind, Level
+from agent_memory.calls import EntityMode, Kind, Level, Tier
 from agent_memory.client import Memory
 from agent_memory.errors import AgentMemoryError, InvalidInput
 from agent_memory.formatting import ranks, signals
@@ -39,11 +40,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 INSTRUCTIONS = (
     "Long-term memory in PostgreSQL. Call bootstrap at the start of a conversation for what is already "
     "known, and context_for_task before a task; recall before answering questions about earlier work "
-    "(explain shows why turns ranked as they did); remember facts, preferences, rules, decisions and tasks "
-    "worth keeping (with a key, a newer claim replaces the old), memories lists what holds, resolve marks "
-    "a task done and retract a memory that was wrong; feedback when a recalled turn helped or misled; "
-    "commit to store the conversation; forget a conversation only when asked to. The people, projects, "
-    "tools and other entities the conversations mention: entities finds them by name, entity_neighbors "
+    "(explain_recall shows why turns ranked as they did); remember facts, preferences, rules, decisions and "
+    "tasks worth keeping (with a key, a newer claim replaces the old), list_memories lists what holds and get "
+    "the memory under a key, resolve marks a task done and retract a memory that was wrong; give_feedback "
+    "when a recalled turn helped or misled; commit to store the conversation; forget a conversation only "
+    "when asked to. The people, projects, tools and other entities the conversations mention: list_entities "
+    "finds them by name, entity_neighbors "
     "shows what is mentioned with one, entity_state what holds for one (now or at a time); set_entity_state "
     "records a value that changes over time, such as a service's database or a person's role."
 )
@@ -69,7 +71,10 @@ Entities = Annotated[
     list[str] | None,
     Field(description="entities the query is about (names or aliases): turns mentioning them rank higher"),
 ]
-EveryEntity = Annotated[bool, Field(description="only sessions that mention every one of entities")]
+EntityModeOption = Annotated[
+    EntityMode,
+    Field(description="any: turns mentioning any of entities rank higher; all: only sessions mentioning all"),
+]
 Budget = Annotated[int | None, Field(ge=100, le=1000000, description="character budget (default: the setting)")]
 EntityName = Annotated[str, Field(description="the entity's name or an alias, e.g. 'Postgres' or 'Ana'")]
 
@@ -97,7 +102,7 @@ class Hit(TypedDict):
     speaker: str
     at: str
     content: str
-    agent: NotRequired[str]
+    agent_id: NotRequired[str]
     kind: NotRequired[str]
     memory_id: NotRequired[int]
     evidence_turn_ids: NotRequired[list[int]]
@@ -148,7 +153,7 @@ class Entity(TypedDict):
     sessions: int
     last_mentioned_at: NotRequired[str]
     aliases: NotRequired[list[str]]
-    agent: NotRequired[str]
+    agent_id: NotRequired[str]
 
 
 class MemoryShown(TypedDict):
@@ -172,7 +177,7 @@ class Neighbor(TypedDict):
     distance: int
     turns: int
     path: NotRequired[list[str]]
-    agent: NotRequired[str]
+    agent_id: NotRequired[str]
 
 
 class State(TypedDict):
@@ -182,7 +187,7 @@ class State(TypedDict):
     value: Any
     valid_from: str
     valid_to: NotRequired[str]
-    agent: NotRequired[str]
+    agent_id: NotRequired[str]
 
 
 class Recorded(TypedDict):
@@ -205,7 +210,7 @@ def _hit(hit: results.Hit, show_agent: bool) -> Hit:
         "content": hit.content,
     }
     if show_agent:
-        shown["agent"] = hit.agent
+        shown["agent_id"] = hit.agent_id
     if hit.memory_id is not None:
         shown["kind"] = hit.kind
         shown["memory_id"] = hit.memory_id
@@ -217,7 +222,7 @@ def _recalled(hits: list[results.Hit], show_agent: bool) -> Recalled:
     """Hits without their components, scores or nulls; each session's summary once."""
     agents: dict[str, set[str]] = {}
     for hit in hits:
-        agents.setdefault(hit.session_id, set()).add(hit.agent)
+        agents.setdefault(hit.session_id, set()).add(hit.agent_id)
     answer: Recalled = {"hits": [_hit(hit, show_agent) for hit in hits]}
     # A session id two agents share in one answer would name two summaries: it gets none.
     sessions = {
@@ -267,7 +272,7 @@ def _entity(entity: results.Entity, show_agent: bool) -> Entity:
     if entity.aliases:
         shown["aliases"] = entity.aliases
     if show_agent:
-        shown["agent"] = entity.scope
+        shown["agent_id"] = entity.agent_id
     return shown
 
 
@@ -296,7 +301,7 @@ def _neighbor(neighbor: results.Neighbor, show_agent: bool) -> Neighbor:
     if neighbor.distance > 1:  # at distance 1 the path is only the entity asked about and this one
         shown["path"] = neighbor.path
     if show_agent:
-        shown["agent"] = neighbor.scope
+        shown["agent_id"] = neighbor.agent_id
     return shown
 
 
@@ -305,7 +310,7 @@ def _state(state: results.EntityState, show_agent: bool) -> State:
     if state.valid_to is not None:
         shown["valid_to"] = _time(state.valid_to)
     if show_agent:
-        shown["agent"] = state.scope
+        shown["agent_id"] = state.agent_id
     return shown
 
 
@@ -352,21 +357,24 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
         until: Until = None,
         source: Source = None,
         entities: Entities = None,
-        every_entity: EveryEntity = False,
+        entity_mode: EntityModeOption = "any",
         as_of: Annotated[
             datetime | None, Field(description="answer with what was said and held at this time (ISO 8601)")
         ] = None,
-        include_cold: Annotated[
-            bool, Field(description="also search cold memory: sessions and memories unused for long")
-        ] = False,
+        tiers: Annotated[
+            list[Tier] | None,
+            Field(
+                description="the tiers to search (default hot and warm; cold: sessions and memories unused for long)"
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, Recalled]:
         """The remembered conversation turns and curated memories that best answer the query, best first.
-        Each hit has its turn_id (for feedback), session_id, speaker, time and content; a memory also its
+        Each hit has its turn_id (for give_feedback), session_id, speaker, time and content; a memory also its
         kind, memory_id and evidence_turn_ids. Questions about rules, preferences and decisions get those
         memories first. sessions holds the summary of each session once. Without a filter, hits also name
-        their agent. Cold memory (sessions and memories unused for long) is searched only with include_cold."""
-        if every_entity and not entities:
-            raise InvalidInput("every_entity needs entities: the names every session must mention")
+        their agent. Cold memory (sessions and memories unused for long) is searched only when tiers names it."""
+        if entity_mode == "all" and not entities:
+            raise InvalidInput("entity_mode all needs entities: the names every session must mention")
         agent = agent_id or default_agent
         hits = memory.recall(
             query,
@@ -377,14 +385,14 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
             until=until,
             source=source,
             entities=entities,
-            entity_mode="all" if every_entity else "any",
+            entity_mode=entity_mode,
             as_of=as_of,
-            tiers=["hot", "warm", "cold"] if include_cold else None,
+            tiers=tiers,
         )
         return _answer(_recalled(hits, show_agent=agent is None))
 
     @tool(READ_ONLY)
-    def explain(
+    def explain_recall(
         query: Query,
         k: Annotated[int, Field(ge=1, le=100, description="how many candidates")] = 10,
         agent_id: AgentFilter = None,
@@ -395,8 +403,8 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
         """Why recall ranks turns as it does: the best candidates with their score, their rank in each
         list ('dense #1, lexical #4') and the signals that moved them ('session +2.00, trust -0.69')."""
         agent = agent_id or default_agent
-        candidates = memory.explain_recall(query, agent_id=agent, since=since, until=until, source=source)
-        return _answer(_explained(candidates[:k]))
+        candidates = memory.explain_recall(query, k=k, agent_id=agent, since=since, until=until, source=source)
+        return _answer(_explained(candidates))
 
     @tool(READ_ONLY)
     def context_for_task(
@@ -432,7 +440,7 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
         )
 
     @tool(READ_ONLY)
-    def entities(
+    def list_entities(
         search: Annotated[
             str | None, Field(description="a name or part of one; matches names and aliases loosely")
         ] = None,
@@ -445,12 +453,12 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
         sessions it is mentioned, when last, and its aliases. Without a filter, entities also name their
         agent."""
         agent = agent_id or default_agent
-        found = memory.entities(search, type=type, agent_id=agent, k=k)
+        found = memory.list_entities(search, type=type, agent_id=agent, k=k)
         return _answer({"entities": [_entity(entity, show_agent=agent is None) for entity in found]})
 
     @tool(READ_ONLY)
     def entity_neighbors(
-        name: EntityName,
+        entity: EntityName,
         depth: Annotated[int, Field(ge=1, le=5, description="how many steps away to look")] = 1,
         k: Annotated[int, Field(ge=1, le=100, description="how many entities")] = 20,
         agent_id: AgentFilter = None,
@@ -459,7 +467,7 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
         mention them together. With depth above 1 also the entities mentioned with those, each with the
         path of names that reaches it."""
         agent = agent_id or default_agent
-        found = memory.entity_neighbors(name, depth=depth, k=k, agent_id=agent)
+        found = memory.entity_neighbors(entity, depth=depth, k=k, agent_id=agent)
         return _answer({"neighbors": [_neighbor(neighbor, show_agent=agent is None) for neighbor in found]})
 
     @tool(READ_ONLY)
@@ -521,10 +529,9 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
         return _answer(answer)
 
     @tool(READ_ONLY)
-    def memories(
+    def list_memories(
         search: Annotated[str | None, Field(description="words the memory contains")] = None,
         kind: Annotated[Kind | None, Field(description="only memories of this kind")] = None,
-        key: Annotated[str | None, Field(description="the memory held under this key")] = None,
         as_of: Annotated[datetime | None, Field(description="what held at this time (ISO 8601)")] = None,
         status: Annotated[
             results.MemoryStatus | None,
@@ -534,10 +541,17 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
     ) -> Annotated[CallToolResult, dict[str, list[MemoryShown]]]:
         """The remembered facts, preferences, rules, decisions and tasks that hold now (or held at as_of, or
         have one status), most important first: each with its memory_id, kind, key, status and since when."""
-        if key is not None:
-            found = memory.get(key, agent_id=default_agent, as_of=as_of)
-        else:
-            found = memory.memories(search=search, kind=kind, agent_id=default_agent, as_of=as_of, status=status, k=k)
+        found = memory.list_memories(search=search, kind=kind, agent_id=default_agent, as_of=as_of, status=status, k=k)
+        return _answer({"memories": [_memory_item(item) for item in found]})
+
+    @tool(READ_ONLY)
+    def get(
+        key: Annotated[str, Field(description="the key a memory was remembered under, e.g. 'deploy.day'")],
+        as_of: Annotated[datetime | None, Field(description="what held at this time (ISO 8601)")] = None,
+    ) -> Annotated[CallToolResult, dict[str, list[MemoryShown]]]:
+        """The memory held under a key now (or at as_of): its memory_id, kind, content, status and since
+        when."""
+        found = memory.get(key, agent_id=default_agent, as_of=as_of)
         return _answer({"memories": [_memory_item(item) for item in found]})
 
     @tool(JUDGES)
@@ -572,7 +586,7 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
         return _answer(answer)
 
     @tool(JUDGES)
-    def feedback(
+    def give_feedback(
         verdict: Annotated[
             results.Verdict,
             Field(description="helpful; unhelpful; incorrect (it is wrong); stale (it was true, no longer)"),
@@ -583,10 +597,15 @@ def build(memory: Memory, agent_id: str | None = None) -> MCPServer[Any]:
         query: Annotated[str | None, Field(description="the query it was recalled for")] = None,
     ) -> Annotated[CallToolResult, dict[str, str | bool | float]]:
         """Judges a recalled turn, a memory or a whole session; what misled ranks lower from now on, what
-        helped higher. A memory called incorrect by enough agents is retracted; a stale one matters less.
+        helped higher. A memory called incorrect by enough judges is retracted; a stale one matters less.
         Answers with what the verdict did, and the trust before and after for a turn or memory."""
-        given = memory.feedback(
-            turn_id, verdict=verdict, memory_id=memory_id, session_id=session_id, agent_id=default_agent, query=query
+        given = memory.give_feedback(
+            verdict,
+            turn_id=turn_id,
+            memory_id=memory_id,
+            session_id=session_id,
+            judged_by=default_agent,
+            query=query,
         )
         answer: dict[str, str | bool | float] = {"counted": given.counted, "effect": given.effect}
         if given.trust_before is not None and given.trust_after is not None:

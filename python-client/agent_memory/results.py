@@ -19,10 +19,9 @@ EntityType: TypeAlias = Literal[
 
 @dataclass(frozen=True)
 class Committed:
-    """memory.commit: the session, whether it is new, how many turns were added, the queued job, and how many
+    """memory.commit: whether the session is new, how many turns were added, the queued job, and how many
     added turns are longer than indexing reads (stored whole, indexed in part)."""
 
-    session_key: int
     created: bool
     turns_added: int
     job_id: int | None
@@ -33,7 +32,6 @@ class Committed:
 class Enriched:
     """memory.enrich: the session's indexed chunks, how many have vectors, its summary."""
 
-    session_key: int
     chunks: int
     embedded: int
     summary: str | None
@@ -84,7 +82,7 @@ class Hit:
     memory_id and evidence_turn_ids (the turns it came from)."""
 
     session_id: str
-    agent: str
+    agent_id: str
     turn_id: int
     message_id: str | None
     role: Role
@@ -390,11 +388,11 @@ class Worked:
 
 @dataclass(frozen=True)
 class Entity:
-    """One memory.entities row: an entity of one agent's memory (scope), how often and in how many sessions it
+    """One memory.list_entities row: an entity of one agent's memory, how often and in how many sessions it
     is mentioned and when last, and how like the search its name or an alias is (1.0 without a search)."""
 
     entity_id: int
-    scope: str
+    agent_id: str
     name: str
     type: EntityType
     aliases: list[str]
@@ -410,7 +408,7 @@ class Neighbor:
     of its neighbours, how many turns mention it with the previous entity of its path, and the path's names."""
 
     entity_id: int
-    scope: str
+    agent_id: str
     name: str
     type: EntityType
     distance: int
@@ -423,7 +421,7 @@ class EntitySession:
     """One memory.entity_sessions row: a session that mentions the entity, how often, when, and its summary."""
 
     session_id: str
-    agent: str
+    agent_id: str
     mentions: int
     first_at: datetime
     last_at: datetime
@@ -456,10 +454,10 @@ class StateRecorded:
 
 @dataclass(frozen=True)
 class EntityState:
-    """One memory.entity_state row: an attribute's value that holds (now, or at as_of) in one agent's scope."""
+    """One memory.entity_state row: an attribute's value that holds (now, or at as_of) in one agent's memory."""
 
     entity_id: int
-    scope: str
+    agent_id: str
     attribute: str
     value: JsonValue
     valid_from: datetime
@@ -472,7 +470,7 @@ class StateHistoryItem:
     """One memory.entity_history row: a value the attribute had, the period it held, who recorded it and when."""
 
     entity_id: int
-    scope: str
+    agent_id: str
     value: JsonValue
     valid_from: datetime
     valid_to: datetime | None

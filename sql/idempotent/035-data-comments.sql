@@ -15,13 +15,13 @@ comment on column memory.sessions.updated_at is 'When a commit last touched the 
 
 comment on table memory.turns is 'Every message of every session, in order, of every role.';
 comment on column memory.turns.tenant_id is 'The tenant.';
-comment on column memory.turns.turn_key is 'Internal key of the turn.';
+comment on column memory.turns.turn_id is 'The turn''s id (turn_id in recall, feedback and evidence).';
 comment on column memory.turns.session_key is 'The session (memory.sessions.session_key).';
 comment on column memory.turns.agent_id is 'The agent (as on the session).';
 comment on column memory.turns.position is 'Order of the turn in its session, from 0.';
 comment on column memory.turns.message_id is 'The caller''s message id, when given (unique per session).';
 comment on column memory.turns.role is 'user, assistant, system or tool.';
-comment on column memory.turns.name is 'The speaker''s name, when given; kept as data, not indexed as text.';
+comment on column memory.turns.speaker is 'The speaker''s name, when given; kept as data, not indexed as text.';
 comment on column memory.turns.content is 'The message text (text parts joined by newlines).';
 comment on column memory.turns.content_sha256 is 'sha256 of content: identity of a message without id.';
 comment on column memory.turns.tool_calls is 'Tool calls the message made, as given.';
@@ -35,7 +35,7 @@ comment on column memory.turns.recorded_at is 'When the message was stored (reco
 comment on table memory.chunks is
 'The text indexed for recall: per turn, chunks of its own words; the first with the turn before as context.';
 comment on column memory.chunks.tenant_id is 'The tenant.';
-comment on column memory.chunks.turn_key is 'The turn the chunk indexes.';
+comment on column memory.chunks.turn_id is 'The turn the chunk indexes.';
 comment on column memory.chunks.chunk_no is 'Chunk number within the turn, from 0.';
 comment on column memory.chunks.session_key is 'The turn''s session.';
 comment on column memory.chunks.agent_id is 'The turn''s agent.';
@@ -43,12 +43,12 @@ comment on column memory.chunks.text is 'The turn''s own words in this chunk (wh
 comment on column memory.chunks.text_sha256 is 'sha256 of text: an unchanged chunk is never re-embedded.';
 comment on column memory.chunks.tsv is
 'Full-text vector (setting text_search_config): own words under weight D, the context under weight C.';
-comment on column memory.chunks.context_turn_key is 'The turn just before, whose words are this chunk''s context.';
+comment on column memory.chunks.context_turn_id is 'The turn just before, whose words are this chunk''s context.';
 comment on column memory.chunks.context_length is 'Lexeme occurrences of the context: its length for BM25.';
 
 comment on table memory.chunk_embeddings is 'Vectors of chunks, one per chunk and embedding model.';
 comment on column memory.chunk_embeddings.tenant_id is 'The tenant.';
-comment on column memory.chunk_embeddings.turn_key is 'The chunk''s turn.';
+comment on column memory.chunk_embeddings.turn_id is 'The chunk''s turn.';
 comment on column memory.chunk_embeddings.chunk_no is 'The chunk.';
 comment on column memory.chunk_embeddings.model is 'The embedding model (memory.embedding_models).';
 comment on column memory.chunk_embeddings.text_sha256 is 'sha256 of the text that was embedded.';
@@ -105,10 +105,11 @@ comment on column memory.turns.access_count is
 comment on column memory.turns.last_accessed_at is 'When recall last returned the turn (with recall_count_access).';
 comment on column memory.chunks.length is 'Lexeme occurrences of the own words: the chunk''s length for BM25.';
 
-comment on table memory.speakers is 'Names that speak in each tenant and agent (turns.name), matched against queries.';
+comment on table memory.speakers is
+'Names that speak in each tenant and agent (turns.speaker), matched against queries.';
 comment on column memory.speakers.tenant_id is 'The tenant.';
 comment on column memory.speakers.agent_id is 'The agent.';
-comment on column memory.speakers.name is 'A speaker''s name as given on messages.';
+comment on column memory.speakers.speaker is 'A speaker''s name as given on messages.';
 
 comment on table memory.lexicon is
 'BM25 document frequencies: in how many chunks of a tenant and agent each lexeme occurs.';
@@ -128,8 +129,8 @@ comment on table memory.feedback is
 'did (audit trail).';
 comment on column memory.feedback.tenant_id is 'The tenant.';
 comment on column memory.feedback.feedback_id is 'Internal key of the verdict.';
-comment on column memory.feedback.turn_key is
-'The turn judged (memory.turns.turn_key, the turn_id recall returns); null when a memory or session was.';
+comment on column memory.feedback.turn_id is
+'The turn judged (memory.turns.turn_id, the turn_id recall returns); null when a memory or session was.';
 comment on column memory.feedback.helpful is 'True for verdict helpful, false for the others.';
 comment on column memory.feedback.verdict is 'helpful, unhelpful, incorrect or stale.';
 comment on column memory.feedback.memory_id is 'The curated memory judged; null when a turn or session was.';
@@ -148,10 +149,10 @@ comment on column memory.feedback.given_by is 'The database role that gave it.';
 comment on column memory.feedback.created_at is 'When it was given.';
 
 comment on table memory.entities is
-'Entities of the knowledge graph: one per tenant, scope (agent) and normalized name, with its type and aliases.';
+'Entities of the knowledge graph: one per tenant, agent and normalized name, with its type and aliases.';
 comment on column memory.entities.tenant_id is 'The tenant.';
-comment on column memory.entities.entity_key is 'The entity''s key (entity_id in the API).';
-comment on column memory.entities.scope is 'The agent whose memory the entity belongs to.';
+comment on column memory.entities.entity_id is 'The entity''s id.';
+comment on column memory.entities.agent_id is 'The agent whose memory the entity belongs to.';
 comment on column memory.entities.name is 'The name as first written.';
 comment on column memory.entities.normalized is 'The key it is found under: memory.normalize_entity(name).';
 comment on column memory.entities.type is
@@ -161,8 +162,8 @@ comment on column memory.entities.trigrams is 'Trigrams of the normalized name a
 
 comment on table memory.entity_mentions is 'Which turns mention which entities, and how often.';
 comment on column memory.entity_mentions.tenant_id is 'The tenant.';
-comment on column memory.entity_mentions.turn_key is 'The turn that mentions the entity.';
-comment on column memory.entity_mentions.entity_key is 'The entity mentioned.';
+comment on column memory.entity_mentions.turn_id is 'The turn that mentions the entity.';
+comment on column memory.entity_mentions.entity_id is 'The entity mentioned.';
 comment on column memory.entity_mentions.session_key is 'The turn''s session.';
 comment on column memory.entity_mentions.mentions is 'How often the turn mentions it.';
 
@@ -177,8 +178,8 @@ comment on column memory.entity_edges.last_seen is 'When the latest such turn wa
 comment on table memory.entity_states is
 'Entity attributes over time: each value with the period it held; at most one current value per attribute.';
 comment on column memory.entity_states.tenant_id is 'The tenant.';
-comment on column memory.entity_states.state_key is 'The row''s key.';
-comment on column memory.entity_states.entity_key is 'The entity.';
+comment on column memory.entity_states.state_id is 'The recorded value''s id.';
+comment on column memory.entity_states.entity_id is 'The entity.';
 comment on column memory.entity_states.attribute is 'The attribute, e.g. database or owner.';
 comment on column memory.entity_states.value is 'Its value, as JSON.';
 comment on column memory.entity_states.valid_from is 'When the value began to hold.';
@@ -212,7 +213,7 @@ comment on column memory.memories.recorded_at is 'When it was written.';
 comment on column memory.memories.recorded_by is 'The role that wrote it.';
 comment on column memory.memories.canonical is
 'The hash of its kind, subjects and normalized words: the same claim is the same memory.';
-comment on column memory.memories.turn_key is 'The turn of session ''remembered'' that carries its words in recall.';
+comment on column memory.memories.turn_id is 'The turn of session ''remembered'' that carries its words in recall.';
 comment on column memory.memories.supersedes is 'The version of the same key it replaced; null: the first.';
 
 comment on table memory.memory_evidence is
@@ -220,7 +221,7 @@ comment on table memory.memory_evidence is
 'with its memory, and with its turn when the turn is forgotten.';
 comment on column memory.memory_evidence.tenant_id is 'The tenant.';
 comment on column memory.memory_evidence.memory_id is 'The memory.';
-comment on column memory.memory_evidence.turn_key is 'A turn the memory came from.';
+comment on column memory.memory_evidence.turn_id is 'A turn the memory came from.';
 
 comment on table memory.memory_merges is
 'Semantic dedup''s log: each remembered claim that paraphrased a memory held (memory_id, similarity), '

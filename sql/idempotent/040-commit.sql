@@ -136,7 +136,7 @@ create or replace function memory.commit(
     enrich text default null,
     allow_forgotten boolean default false
 ) returns table (
-    session_key bigint, created boolean, turns_added integer, job_id bigint, turns_indexed_in_part integer
+    created boolean, turns_added integer, job_id bigint, turns_indexed_in_part integer
 )
 language plpgsql
 as $$
@@ -316,7 +316,7 @@ begin
         where t.tenant_id = v_tenant and t.session_key = v_session
     ),
     added as (
-        insert into memory.turns (tenant_id, session_key, agent_id, position, message_id, role, name, content,
+        insert into memory.turns (tenant_id, session_key, agent_id, position, message_id, role, speaker, content,
                                   content_sha256, tool_calls, tool_call_id, tokens, client_embedding, metadata, created_at)
         select v_tenant, v_session, commit.agent_id,
                lp.p + row_number() over (order by f.index),
@@ -352,7 +352,7 @@ begin
     end if;
 
     perform memory_internal._count(v_tenant, array['commits', 'turns_committed'], array['', ''], array[1, v_added]);
-    return query select v_session, v_created, v_added, v_job, v_partial;
+    return query select v_created, v_added, v_job, v_partial;
 end
 $$;
 
@@ -360,7 +360,7 @@ comment on function memory.commit(text, json, text, text, timestamptz, text, big
 'Stores a session''s messages (a JSON array of {role, content, id?, created_at?, name?, tool_calls?, '
 'tool_call_id?, tokens?, metadata?, embedding? (client embedder)}) under this tenant and agent_id. '
 'Idempotent: only new turns are added. '
-'enrich: queue (default, a job for memory.work), now, or none. Returns the session key, whether the '
+'enrich: queue (default, a job for memory.work), now, or none. Returns whether the '
 'session is new, how many turns were added, the queued job, and how many added turns are longer than '
 'indexing reads (index_max_chunks x chunk_chars characters: stored whole, indexed in part). '
 'A session memory.forget removed is refused unless allow_forgotten. '

@@ -255,8 +255,8 @@ create or replace function memory_internal._join_graph(tenant text) returns void
 language sql
 as $$
     update memory.chunk_embeddings as e set in_graph = true
-    where (e.tenant_id, e.turn_key, e.chunk_no, e.model) in (
-        select o.tenant_id, o.turn_key, o.chunk_no, o.model from memory.chunk_embeddings as o
+    where (e.tenant_id, e.turn_id, e.chunk_no, e.model) in (
+        select o.tenant_id, o.turn_id, o.chunk_no, o.model from memory.chunk_embeddings as o
         where o.tenant_id = tenant and not o.in_graph
         for update skip locked
     );

@@ -85,8 +85,8 @@ create or replace function memory_internal._turns_added() returns trigger
 language plpgsql
 as $$
 begin
-    insert into memory.speakers (tenant_id, agent_id, name)
-    select distinct n.tenant_id, n.agent_id, n.name from new_turns as n where n.name is not null
+    insert into memory.speakers (tenant_id, agent_id, speaker)
+    select distinct n.tenant_id, n.agent_id, n.speaker from new_turns as n where n.speaker is not null
     order by 1, 2, 3
     on conflict do nothing;
     return null;

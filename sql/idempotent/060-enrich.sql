@@ -4,7 +4,7 @@
 -- The chunks the indexing settings produce for a session's turns: each chunk's own text, and for a
 -- turn's first chunk the preceding turns' text as context with the key of the turn just before it.
 create or replace function memory_internal._chunk_turns(turns jsonb, settings jsonb)
-returns table (turn_key bigint, chunk_no integer, text text, context text, context_turn_key bigint)
+returns table (turn_id bigint, chunk_no integer, text text, context text, context_turn_id bigint)
 language plpython3u
 volatile
 as $$
@@ -12,7 +12,7 @@ as $$
 import json
 from agent_memory_db import indexing
 chunks = indexing.index_chunks(json.loads(turns), indexing.policy_from_settings(json.loads(settings)))
-return [(c.turn_key, c.chunk_no, c.text, c.context, c.context_turn_key) for c in chunks]
+return [(c.turn_id, c.chunk_no, c.text, c.context, c.context_turn_id) for c in chunks]
 $$;
 
 comment on function memory_internal._chunk_turns(jsonb, jsonb) is
@@ -62,7 +62,7 @@ as $$
 begin
     return (
         select coalesce(jsonb_agg(jsonb_build_object(
-                    'turn_key', t.turn_key, 'role', t.role, 'name', t.name, 'content', t.content,
+                    'turn_id', t.turn_id, 'role', t.role, 'name', t.speaker, 'content', t.content,
                     'tool_calls', t.tool_calls, 'entities', t.metadata -> 'entities')
                     order by t.position), '[]')
         from memory.turns as t where t.tenant_id = tenant and t.session_key = session
@@ -77,19 +77,19 @@ comment on function memory_internal._session_turns(text, bigint) is
 -- up by its key (a lateral subquery the limit keeps from being flattened): the plan is kept for the
 -- backend, and an anti join planned while the table was small would scan every vector of the tenant.
 create or replace function memory_internal._chunks_to_embed(
-    tenant text, turn_keys bigint[], chunk_nos integer[], texts text[], model text
+    tenant text, turn_ids bigint[], chunk_nos integer[], texts text[], model text
 )
-returns table (turn_key bigint, chunk_no integer, text text)
+returns table (turn_id bigint, chunk_no integer, text text)
 language plpgsql
 stable
 as $$
 begin
     return query
-    select n.turn_key, n.chunk_no, n.text
-    from unnest(turn_keys, chunk_nos, texts) as n (turn_key, chunk_no, text)
+    select n.turn_id, n.chunk_no, n.text
+    from unnest(turn_ids, chunk_nos, texts) as n (turn_id, chunk_no, text)
     left join lateral (
         select true as embedded from memory.chunk_embeddings as e
-        where e.tenant_id = tenant and e.turn_key = n.turn_key and e.chunk_no = n.chunk_no
+        where e.tenant_id = tenant and e.turn_id = n.turn_id and e.chunk_no = n.chunk_no
             and e.model = _chunks_to_embed.model and e.text_sha256 = sha256(convert_to(n.text, 'UTF8'))
         limit 1
     ) as e on true
@@ -119,7 +119,7 @@ begin
     select array_agg(distinct e.text) into v_texts
     from unnest(sessions) as s (session_key)
     cross join lateral (
-        select array_agg(n.turn_key) as keys, array_agg(n.chunk_no) as nos, array_agg(n.text) as texts
+        select array_agg(n.turn_id) as keys, array_agg(n.chunk_no) as nos, array_agg(n.text) as texts
         from memory_internal._chunk_turns(memory_internal._session_turns(tenant, s.session_key), v_settings) as n
     ) as c
     cross join lateral memory_internal._chunks_to_embed(tenant, c.keys, c.nos, c.texts, v_model.model) as e;
@@ -171,12 +171,12 @@ begin
 
     -- The model, the summarizer and the llm extractor run first, so that the writes below (whose BM25
     -- statistics rows other workers also update) hold their locks only for the end of the transaction.
-    select coalesce(array_agg(n.turn_key), '{}'), coalesce(array_agg(n.chunk_no), '{}'), coalesce(array_agg(n.text), '{}'),
-           coalesce(array_agg(n.context), '{}'), coalesce(array_agg(n.context_turn_key), '{}')
+    select coalesce(array_agg(n.turn_id), '{}'), coalesce(array_agg(n.chunk_no), '{}'), coalesce(array_agg(n.text), '{}'),
+           coalesce(array_agg(n.context), '{}'), coalesce(array_agg(n.context_turn_id), '{}')
     into v_chunk_keys, v_chunk_nos, v_chunk_texts, v_chunk_contexts, v_chunk_context_keys
     from memory_internal._chunk_turns(v_turns, v_settings) as n;
     if v_model is not null and v_model.provider <> 'client' then
-        select array_agg(n.text), array_agg(n.turn_key), array_agg(n.chunk_no) into v_texts, v_keys, v_chunks
+        select array_agg(n.text), array_agg(n.turn_id), array_agg(n.chunk_no) into v_texts, v_keys, v_chunks
         from memory_internal._chunks_to_embed(tenant, v_chunk_keys, v_chunk_nos, v_chunk_texts, v_model.model) as n;
         if v_texts is not null then
             v_vectors := memory_internal._embed_texts(v_texts, v_settings);
@@ -205,33 +205,33 @@ begin
     end if;
 
     perform memory_internal._count(tenant, array['turns_indexed'], array[''], array[(
-        select count(distinct k.turn_key) from unnest(v_chunk_keys) as k (turn_key)
+        select count(distinct k.turn_id) from unnest(v_chunk_keys) as k (turn_id)
     )]);
 
     -- Chunks: keep unchanged ones, replace changed ones, drop those the settings no longer produce.
     delete from memory.chunks as c
     where c.tenant_id = tenant and c.session_key = session
         and not exists (
-            select from unnest(v_chunk_keys, v_chunk_nos) as n (turn_key, chunk_no)
-            where n.turn_key = c.turn_key and n.chunk_no = c.chunk_no
+            select from unnest(v_chunk_keys, v_chunk_nos) as n (turn_id, chunk_no)
+            where n.turn_id = c.turn_id and n.chunk_no = c.chunk_no
         );
     -- The own words keep tsvector weight D (the default), the context is weight C: memory_internal._chunk_bm25
     -- weighs them apart. Only chunks whose text, context or full-text vector changed are written.
-    insert into memory.chunks as c (tenant_id, turn_key, chunk_no, session_key, agent_id, text, text_sha256, tsv,
-                                    length, context_turn_key, context_length)
-    select tenant, n.turn_key, n.chunk_no, session, t.agent_id, n.text, sha256(convert_to(n.text, 'UTF8')),
-           v.own || setweight(v.context, 'C'), memory_internal._tsv_length(v.own), n.context_turn_key,
+    insert into memory.chunks as c (tenant_id, turn_id, chunk_no, session_key, agent_id, text, text_sha256, tsv,
+                                    length, context_turn_id, context_length)
+    select tenant, n.turn_id, n.chunk_no, session, t.agent_id, n.text, sha256(convert_to(n.text, 'UTF8')),
+           v.own || setweight(v.context, 'C'), memory_internal._tsv_length(v.own), n.context_turn_id,
            memory_internal._tsv_length(v.context)
     from unnest(v_chunk_keys, v_chunk_nos, v_chunk_texts, v_chunk_contexts, v_chunk_context_keys)
-        as n (turn_key, chunk_no, text, context, context_turn_key)
-    inner join memory.turns as t on t.tenant_id = tenant and n.turn_key = t.turn_key
+        as n (turn_id, chunk_no, text, context, context_turn_id)
+    inner join memory.turns as t on t.tenant_id = tenant and n.turn_id = t.turn_id
     cross join lateral (select to_tsvector(v_config, n.text) as own, to_tsvector(v_config, n.context) as context) as v
-    order by n.turn_key, n.chunk_no
-    on conflict (tenant_id, turn_key, chunk_no) do update
+    order by n.turn_id, n.chunk_no
+    on conflict (tenant_id, turn_id, chunk_no) do update
     set text = excluded.text, text_sha256 = excluded.text_sha256, tsv = excluded.tsv, length = excluded.length,
-        context_turn_key = excluded.context_turn_key, context_length = excluded.context_length
+        context_turn_id = excluded.context_turn_id, context_length = excluded.context_length
     where c.text_sha256 <> excluded.text_sha256 or c.tsv <> excluded.tsv
-        or c.context_turn_key is distinct from excluded.context_turn_key;
+        or c.context_turn_id is distinct from excluded.context_turn_id;
 
     -- Embeddings: drop those of changed text, write the new ones (or the caller's vectors), in the HNSW
     -- graph once the tenant is large enough to be searched approximately (memory.maintain adds the
@@ -241,20 +241,20 @@ begin
         delete from memory.chunk_embeddings as e
         using memory.chunks as c
         where c.tenant_id = tenant and c.session_key = session and e.tenant_id = c.tenant_id
-            and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no and e.text_sha256 <> c.text_sha256;
+            and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no and e.text_sha256 <> c.text_sha256;
         if v_model.provider = 'client' then
-            insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding, in_graph)
-            select c.tenant_id, c.turn_key, c.chunk_no, 'client', c.text_sha256, t.client_embedding, v_in_graph
+            insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding, in_graph)
+            select c.tenant_id, c.turn_id, c.chunk_no, 'client', c.text_sha256, t.client_embedding, v_in_graph
             from memory.chunks as c
-            inner join memory.turns as t on c.tenant_id = t.tenant_id and c.turn_key = t.turn_key
+            inner join memory.turns as t on c.tenant_id = t.tenant_id and c.turn_id = t.turn_id
             where c.tenant_id = tenant and c.session_key = session and t.client_embedding is not null
             on conflict do nothing;
         elsif v_texts is not null then
-            insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding, in_graph)
-            select tenant, k.turn_key, k.chunk_no, v_model.model, sha256(convert_to(k.text, 'UTF8')), k.embedding,
+            insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding, in_graph)
+            select tenant, k.turn_id, k.chunk_no, v_model.model, sha256(convert_to(k.text, 'UTF8')), k.embedding,
                    v_in_graph
-            from unnest(v_keys, v_chunks, v_texts, v_vectors) as k (turn_key, chunk_no, text, embedding)
-            on conflict (tenant_id, turn_key, chunk_no, model) do update
+            from unnest(v_keys, v_chunks, v_texts, v_vectors) as k (turn_id, chunk_no, text, embedding)
+            on conflict (tenant_id, turn_id, chunk_no, model) do update
             set text_sha256 = excluded.text_sha256, embedding = excluded.embedding, in_graph = excluded.in_graph;
         end if;
         perform memory_internal._mark_ready_if_complete(v_model.model);
@@ -296,12 +296,12 @@ as $$
 begin
     insert into memory.session_embeddings as e (tenant_id, session_key, model, text_sha256, embedding, in_graph)
     select tenant, session, _embed_session.model,
-           sha256(string_agg(c.text_sha256, '' order by c.turn_key, c.chunk_no)),
+           sha256(string_agg(c.text_sha256, '' order by c.turn_id, c.chunk_no)),
            l2_normalize(avg(ce.embedding)), memory_internal._in_graph(tenant)
     from memory.chunks as c
     cross join lateral (
         select e.embedding from memory.chunk_embeddings as e
-        where e.tenant_id = c.tenant_id and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no
+        where e.tenant_id = c.tenant_id and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no
             and e.model = _embed_session.model
         limit 1
     ) as ce
@@ -358,7 +358,7 @@ comment on function memory_internal._session_key(text, text) is
 'or an error naming the session and the agents that have it.';
 
 create or replace function memory.enrich(session_id text, agent_id text default null)
-returns table (session_key bigint, chunks integer, embedded integer, summary text)
+returns table (chunks integer, embedded integer, summary text)
 language plpgsql
 as $$
 declare
@@ -367,10 +367,9 @@ declare
 begin
     perform memory_internal._enrich_session(v_tenant, v_session);
     return query
-    select v_session,
-           (select count(*)::integer from memory.chunks as c where c.tenant_id = v_tenant and c.session_key = v_session),
+    select (select count(*)::integer from memory.chunks as c where c.tenant_id = v_tenant and c.session_key = v_session),
            (select count(*)::integer from memory.chunk_embeddings as e
-            inner join memory.chunks as c using (tenant_id, turn_key, chunk_no)
+            inner join memory.chunks as c using (tenant_id, turn_id, chunk_no)
             where c.tenant_id = v_tenant and c.session_key = v_session),
            (select s.summary from memory.summaries as s where s.tenant_id = v_tenant and s.session_key = v_session);
 end

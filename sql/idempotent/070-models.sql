@@ -25,7 +25,7 @@ as $$
         select from memory.chunks as c
         where not exists (
             select from memory.chunk_embeddings as e
-            where e.tenant_id = c.tenant_id and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no
+            where e.tenant_id = c.tenant_id and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no
                 and e.model = _chunks_lacking.model
         )
     )
@@ -84,9 +84,9 @@ comment on function memory_internal._register_model() is
 'Internal: records the embedding model in force on first use (or when chosen again after it was retired); '
 'with existing chunks it starts as building.';
 
--- Embeds up to batch chunks that lack a vector of the configured model; when none are left the model
+-- Embeds up to max_chunks chunks that lack a vector of the configured model; when none are left the model
 -- becomes ready and recall switches to it. Returns how many chunks it embedded.
-create or replace function memory.reembed(batch integer default 500) returns integer
+create or replace function memory.reembed(max_chunks integer default 500) returns integer
 language plpgsql
 as $$
 declare
@@ -105,17 +105,17 @@ begin
         return 0;
     end if;
     perform memory_internal._register_model();
-    select array_agg(c.tenant_id), array_agg(c.turn_key), array_agg(c.chunk_no), array_agg(c.text),
+    select array_agg(c.tenant_id), array_agg(c.turn_id), array_agg(c.chunk_no), array_agg(c.text),
            array_agg(distinct c.session_key)
     into v_tenants, v_keys, v_nos, v_texts, v_sessions
     from (
-        select c.tenant_id, c.turn_key, c.chunk_no, c.text, c.session_key from memory.chunks as c
+        select c.tenant_id, c.turn_id, c.chunk_no, c.text, c.session_key from memory.chunks as c
         where not exists (
             select from memory.chunk_embeddings as e
-            where e.tenant_id = c.tenant_id and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no
+            where e.tenant_id = c.tenant_id and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no
                 and e.model = v_model.model
         )
-        limit batch
+        limit reembed.max_chunks
     ) as c;
     v_count := coalesce(cardinality(v_texts), 0);
     if v_count > 0 then
@@ -124,17 +124,17 @@ begin
         -- rows. Chunks forgotten while they were embedded are left out.
         perform from memory.sessions as s where s.session_key = any (v_sessions) order by s.session_key
         for key share;
-        insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding, in_graph)
-        select k.tenant_id, k.turn_key, k.chunk_no, v_model.model, sha256(convert_to(k.text, 'UTF8')), k.embedding,
+        insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding, in_graph)
+        select k.tenant_id, k.turn_id, k.chunk_no, v_model.model, sha256(convert_to(k.text, 'UTF8')), k.embedding,
                memory_internal._in_graph(k.tenant_id)
-        from unnest(v_tenants, v_keys, v_nos, v_texts, v_vectors) as k (tenant_id, turn_key, chunk_no, text, embedding)
+        from unnest(v_tenants, v_keys, v_nos, v_texts, v_vectors) as k (tenant_id, turn_id, chunk_no, text, embedding)
         where exists (
             select from memory.chunks as c
-            where c.tenant_id = k.tenant_id and c.turn_key = k.turn_key and c.chunk_no = k.chunk_no
+            where c.tenant_id = k.tenant_id and c.turn_id = k.turn_id and c.chunk_no = k.chunk_no
         )
         on conflict do nothing;
     end if;
-    if v_count < batch then
+    if v_count < reembed.max_chunks then
         perform memory_internal._mark_ready_if_complete(v_model.model);
     end if;
     return v_count;
@@ -142,7 +142,7 @@ end
 $$;
 
 comment on function memory.reembed(integer) is
-'Embeds up to batch chunks lacking a vector of the configured model (all tenants; memory_admin, and the '
+'Embeds up to max_chunks chunks lacking a vector of the configured model (all tenants; memory_admin, and the '
 'queue''s embed jobs); marks the model ready '
 'when none are left, and recall then switches to it. Queued automatically when the model changes.';
 

@@ -37,10 +37,10 @@ stable
 as $$
 begin
     return (
-        select coalesce(array_agg(distinct s.name), '{}')
+        select coalesce(array_agg(distinct s.speaker), '{}')
         from memory.speakers as s
         where s.tenant_id = tenant and (agent is null or s.agent_id = agent)
-            and query ~* ('\m' || regexp_replace(s.name, '([.*+?^${}()|\[\]\\])', '\\\1', 'g') || '\M')
+            and query ~* ('\m' || regexp_replace(s.speaker, '([.*+?^${}()|\[\]\\])', '\\\1', 'g') || '\M')
     );
 end
 $$;
@@ -121,43 +121,43 @@ begin
     v_passed := array(select distinct memory.normalize_entity(e) from unnest(entities) as e);
     v_names := v_passed || memory_internal._query_entity_names(q.search_text, gazetteer);
     -- Each entity found is grouped under the name that found it: its key, else the alias asked for.
-    select coalesce(array_agg(f.entity_key order by f.entity_key), '{}'),
-           coalesce(array_agg(f.name_group order by f.entity_key), '{}'),
+    select coalesce(array_agg(f.entity_id order by f.entity_id), '{}'),
+           coalesce(array_agg(f.name_group order by f.entity_id), '{}'),
            coalesce(array_agg(distinct f.name), '{}')
-    into q.entity_keys, q.entity_groups, q.entity_names
+    into q.entity_ids, q.entity_groups, q.entity_names
     from (
-        select e.entity_key, e.name,
+        select e.entity_id, e.name,
                dense_rank() over (order by case when e.normalized = any(v_names) then e.normalized else (
                    select min(a) from unnest(e.aliases) as a where a = any(v_names)
                ) end)::integer as name_group
         from memory.entities as e
-        where e.tenant_id = tenant and (agent is null or e.scope = agent)
+        where e.tenant_id = tenant and (agent is null or e.agent_id = agent)
             and (e.normalized = any(v_names) or e.aliases && v_names)
             -- An entity no turn mentions (one kept for its state alone) lifts nothing.
-            and exists (select from memory.entity_mentions as m where m.tenant_id = tenant and m.entity_key = e.entity_key)
+            and exists (select from memory.entity_mentions as m where m.tenant_id = tenant and m.entity_id = e.entity_id)
     ) as f;
-    if cardinality(q.entity_keys) > 0 then
-        select array_agg(w.weight order by k.entity_key) into q.entity_weights
-        from unnest(q.entity_keys, q.entity_groups) as k (entity_key, name_group)
+    if cardinality(q.entity_ids) > 0 then
+        select array_agg(w.weight order by k.entity_id) into q.entity_weights
+        from unnest(q.entity_ids, q.entity_groups) as k (entity_id, name_group)
         inner join (
             select g.name_group,
-                   ln(1 + greatest(q.chunks_in_scope, 1) / greatest(count(distinct m.turn_key), 1))
+                   ln(1 + greatest(q.chunks_in_scope, 1) / greatest(count(distinct m.turn_id), 1))
                    / ln(1 + greatest(q.chunks_in_scope, 1)) as weight
-            from unnest(q.entity_keys, q.entity_groups) as g (entity_key, name_group)
-            left join memory.entity_mentions as m on m.tenant_id = tenant and m.entity_key = g.entity_key
+            from unnest(q.entity_ids, q.entity_groups) as g (entity_id, name_group)
+            left join memory.entity_mentions as m on m.tenant_id = tenant and m.entity_id = g.entity_id
             group by g.name_group
         ) as w on w.name_group = k.name_group;
         select coalesce(array_agg(x.neighbor order by x.turns desc, x.neighbor), '{}') into q.neighbor_keys
         from (
-            select case when g.entity_a = any(q.entity_keys) then g.entity_b else g.entity_a end as neighbor,
+            select case when g.entity_a = any(q.entity_ids) then g.entity_b else g.entity_a end as neighbor,
                    sum(g.turns) as turns
             from memory.entity_edges as g
-            where g.tenant_id = tenant and (g.entity_a = any(q.entity_keys) or g.entity_b = any(q.entity_keys))
+            where g.tenant_id = tenant and (g.entity_a = any(q.entity_ids) or g.entity_b = any(q.entity_ids))
             group by 1
             order by 2 desc, 1
-            limit 10 + cardinality(q.entity_keys)
+            limit 10 + cardinality(q.entity_ids)
         ) as x
-        where x.neighbor <> all(q.entity_keys);
+        where x.neighbor <> all(q.entity_ids);
         q.neighbor_keys := q.neighbor_keys[1:10];
     end if;
     if entity_mode = 'all' and cardinality(v_passed) > 0 then
@@ -165,8 +165,8 @@ begin
         from (
             select m.session_key
             from unnest(v_passed) as p (key)
-            cross join lateral unnest(memory_internal._entity_keys(p.key, agent)) as e (entity_key)
-            inner join memory.entity_mentions as m on m.tenant_id = tenant and m.entity_key = e.entity_key
+            cross join lateral unnest(memory_internal._entity_ids(p.key, agent)) as e (entity_id)
+            inner join memory.entity_mentions as m on m.tenant_id = tenant and m.entity_id = e.entity_id
             group by m.session_key
             having count(distinct p.key) = cardinality(v_passed)
         ) as s;

@@ -19,7 +19,7 @@ as $$
     where (sessions is null or session = any(sessions))
         and (since is null and until is null or exists (
                 select from memory.turns as t
-                where t.tenant_id = tenant and t.turn_key = turn
+                where t.tenant_id = tenant and t.turn_id = turn
                     and (since is null or t.created_at >= since) and (until is null or t.created_at <= until)
             ))
         and (source is null or exists (
@@ -29,7 +29,7 @@ as $$
         -- The words of a memory are in the memory's tier, other turns in their session's.
         and (tiers is null or coalesce(
                 (select bool_or(m.tier = any(tiers)) from memory.memories as m
-                 where m.tenant_id = tenant and m.turn_key = turn),
+                 where m.tenant_id = tenant and m.turn_id = turn),
                 exists (
                     select from memory.sessions as s
                     where s.tenant_id = tenant and s.session_key = session and s.tier = any(tiers)
@@ -92,7 +92,7 @@ comment on function memory_internal._nearest_sql(text, text[], text, integer, bo
 create or replace function memory_internal._full_text_candidates(
     tenant text, agent_id text, since timestamptz, until timestamptz, source text, q memory_internal._recall_query,
     settings jsonb, tiers text[]
-) returns table (turn_key bigint, chunk_no integer)
+) returns table (turn_id bigint, chunk_no integer)
 language plpgsql
 stable
 security definer
@@ -105,15 +105,15 @@ declare
     v_context_weight double precision := (settings ->> 'context_weight')::double precision;
 begin
     return query
-    select c.turn_key, c.chunk_no
+    select c.turn_id, c.chunk_no
     from memory.chunks as c
-    cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until,
+    cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, since, until,
                                                     _full_text_candidates.source, q.entity_sessions, tiers)
     cross join lateral memory_internal._chunk_bm25(c.tsv, c.length, c.context_length, q.lexemes, q.idf, v_k1, v_b,
                                                    q.avg_length, v_context_weight) as s
     where c.tenant_id = tenant and c.tsv @@ q.generating
         and (_full_text_candidates.agent_id is null or c.agent_id = _full_text_candidates.agent_id)
-    order by s.bm25 desc, c.turn_key
+    order by s.bm25 desc, c.turn_id
     limit (settings ->> 'recall_candidates')::integer;
 end
 $$;
@@ -166,7 +166,7 @@ comment on function memory_internal._summary_candidates(
 create or replace function memory_internal._candidate_chunks(
     tenant text, agent_id text, since timestamptz, until timestamptz, source text, settings jsonb,
     q memory_internal._recall_query, query_vector vector, recall_model text, tiers text[]
-) returns table (turn_key bigint, chunk_no integer)
+) returns table (turn_id bigint, chunk_no integer)
 language plpgsql
 volatile
 -- Plans made for each call's values: a cached generic plan cannot tell one agent's filter from another's.
@@ -182,7 +182,7 @@ declare
     v_exact boolean;
 begin
     if q.generating is not null then
-        select array_agg(l.turn_key), array_agg(l.chunk_no) into v_lex_keys, v_lex_chunks
+        select array_agg(l.turn_id), array_agg(l.chunk_no) into v_lex_keys, v_lex_chunks
         from memory_internal._full_text_candidates(
             tenant, _candidate_chunks.agent_id, since, until, _candidate_chunks.source, q, settings, tiers
         ) as l;
@@ -196,15 +196,15 @@ begin
         end if;
         -- The filters' tables are read only when a filter is given: unfiltered, a search reads vectors alone.
         execute memory_internal._nearest_sql(
-            'chunk_embeddings', array['turn_key', 'chunk_no'], recall_model, vector_dims(query_vector), v_exact,
+            'chunk_embeddings', array['turn_id', 'chunk_no'], recall_model, vector_dims(query_vector), v_exact,
             case when coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is not null
                       or since is not null or until is not null or q.entity_sessions is not null
                       or tiers is not null then $filter$
                 and exists (
                     select from memory.chunks as c
-                    cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, $4, $5, $6, $7,
+                    cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, $4, $5, $6, $7,
                                                                     $9)
-                    where c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no
+                    where c.tenant_id = e.tenant_id and c.turn_id = e.turn_id and c.chunk_no = e.chunk_no
                         and ($3 is null or c.agent_id = $3)
                 )$filter$
             end
@@ -232,14 +232,14 @@ begin
     -- scoring statement leaves out the words of memories it does not show, looking each turn's memory up once.)
     return query
     with found as (
-        select u.turn_key, u.chunk_no
+        select u.turn_id, u.chunk_no
         from unnest(coalesce(v_lex_keys, '{}') || coalesce(v_dense_keys, '{}'),
-                    coalesce(v_lex_chunks, '{}') || coalesce(v_dense_chunks, '{}')) as u (turn_key, chunk_no)
+                    coalesce(v_lex_chunks, '{}') || coalesce(v_dense_chunks, '{}')) as u (turn_id, chunk_no)
         union
         -- Session lists: the sessions whose summary best matches the query's words and those whose vector is
         -- closest to it; each brings its two chunks closest to the query, so a session found by its summary
         -- or its overall subject takes part even when none of its turns made the lists above.
-        select best.turn_key, best.chunk_no
+        select best.turn_id, best.chunk_no
         from (
             select m.session_key
             from memory_internal._summary_candidates(
@@ -249,31 +249,31 @@ begin
             select v.session_key from unnest(v_vector_sessions) as v (session_key)
         ) as found
         cross join lateral (
-            select c.turn_key, c.chunk_no from memory.chunks as c
-            cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until, null,
+            select c.turn_id, c.chunk_no from memory.chunks as c
+            cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, since, until, null,
                                                             q.entity_sessions, tiers)
             left join memory.chunk_embeddings as e
-                on c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no and e.model = recall_model
+                on c.tenant_id = e.tenant_id and c.turn_id = e.turn_id and c.chunk_no = e.chunk_no and e.model = recall_model
             where c.tenant_id = tenant and c.session_key = found.session_key
             -- Full-text rank only decides among chunks without a vector (computed for those alone).
             order by e.embedding <=> query_vector nulls last,
-                case when e.embedding is null then ts_rank_cd(c.tsv, q.tsquery) end desc nulls last, c.turn_key
+                case when e.embedding is null then ts_rank_cd(c.tsv, q.tsquery) end desc nulls last, c.turn_id
             limit 2
         ) as best
     )
 
-    select f.turn_key, f.chunk_no
+    select f.turn_id, f.chunk_no
     from found as f
     union
-    select c.turn_key, c.chunk_no
+    select c.turn_id, c.chunk_no
     from memory.memories as m
-    inner join memory.chunks as c on m.tenant_id = c.tenant_id and m.turn_key = c.turn_key and c.chunk_no = 0
-    cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_key, c.session_key, since, until,
+    inner join memory.chunks as c on m.tenant_id = c.tenant_id and m.turn_id = c.turn_id and c.chunk_no = 0
+    cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, since, until,
                                                     _candidate_chunks.source, q.entity_sessions, tiers)
     where m.tenant_id = tenant
         and m.memory_id in (
             select e.memory_id from memory.memory_evidence as e
-            where e.tenant_id = tenant and e.turn_key in (select f.turn_key from found as f)
+            where e.tenant_id = tenant and e.turn_id in (select f.turn_id from found as f)
         )
         and (_candidate_chunks.agent_id is null or m.agent_id = _candidate_chunks.agent_id);
 end

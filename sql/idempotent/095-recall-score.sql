@@ -93,7 +93,7 @@ stable
 as $fn$
 select format($sql$
 with candidate_chunks as (
-    select distinct u.turn_key, u.chunk_no from unnest(($1).turn_keys, ($1).chunk_nos) as u (turn_key, chunk_no)
+    select distinct u.turn_id, u.chunk_no from unnest(($1).turn_ids, ($1).chunk_nos) as u (turn_id, chunk_no)
 ),
 -- The chunk stage's features of each candidate chunk: c the chunk, t its turn, e and x the vectors of the
 -- chunk and of its context, b its BM25, r the recall; and the memory the turn carries as recall shows it
@@ -108,25 +108,25 @@ chunk_features as materialized (
     -- One index probe per candidate (the limit keeps the planner from scanning every chunk instead).
     cross join lateral (
         select * from memory.chunks as y
-        where y.tenant_id = r.tenant and y.turn_key = cc.turn_key and y.chunk_no = cc.chunk_no
+        where y.tenant_id = r.tenant and y.turn_id = cc.turn_id and y.chunk_no = cc.chunk_no
         limit 1
     ) as c
-    inner join memory.turns as t on t.tenant_id = r.tenant and t.turn_key = c.turn_key
-    left join lateral memory_internal._turn_memory(r.tenant, c.turn_key, r.as_of, r.include_ended) as tm on true
+    inner join memory.turns as t on t.tenant_id = r.tenant and t.turn_id = c.turn_id
+    left join lateral memory_internal._turn_memory(r.tenant, c.turn_id, r.as_of, r.include_ended) as tm on true
     cross join lateral memory_internal._chunk_bm25(
         c.tsv, c.length, c.context_length, (r.query).lexemes, (r.query).idf, (r.settings ->> 'bm25_k1')::double precision,
         (r.settings ->> 'bm25_b')::double precision, (r.query).avg_length, (r.settings ->> 'context_weight')::double precision
     ) as b
     left join memory.chunk_embeddings as e
-        on e.tenant_id = r.tenant and e.turn_key = c.turn_key and e.chunk_no = c.chunk_no and e.model = r.model
+        on e.tenant_id = r.tenant and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no and e.model = r.model
     left join memory.chunk_embeddings as x
-        on x.tenant_id = r.tenant and x.turn_key = c.context_turn_key and x.chunk_no = 0 and x.model = r.model
+        on x.tenant_id = r.tenant and x.turn_id = c.context_turn_id and x.chunk_no = 0 and x.model = r.model
     where tm.memory_id is not null
-        or not exists (select from memory.memories as m where m.tenant_id = r.tenant and m.turn_key = c.turn_key)
+        or not exists (select from memory.memories as m where m.tenant_id = r.tenant and m.turn_id = c.turn_id)
 ),
 -- One row per chunk and fusion signal.
 chunk_values as (
-    select f.turn_key, f.chunk_no, v.n, v.value, v.weight
+    select f.turn_id, f.chunk_no, v.n, v.value, v.weight
     from chunk_features as f
     cross join lateral (select row(%4$s)::memory.recall_candidate as c) as k
     cross join lateral unnest(array[%1$s]::double precision [], ($1).fusion_weights)
@@ -141,7 +141,7 @@ chunk_ranked as (
     from chunk_values as v
 ),
 chunk_fused as (
-    select r.turn_key, r.chunk_no, sum(r.contribution) as fused,
+    select r.turn_id, r.chunk_no, sum(r.contribution) as fused,
            array_agg(r.value order by r.n) as fusion_values, array_agg(r.list_rank::integer order by r.n) as ranks,
            array_agg(r.z order by r.n) as zs, array_agg(r.contribution order by r.n) as fusion_contributions
     from (
@@ -154,15 +154,15 @@ chunk_fused as (
                end as contribution
         from chunk_ranked as r
     ) as r
-    group by r.turn_key, r.chunk_no
+    group by r.turn_id, r.chunk_no
 ),
 -- A turn is scored by its best chunk.
 turn_best as (
-    select distinct on (f.turn_key) f.*, cf.fused, cf.fusion_values as _fusion_values, cf.ranks as _ranks,
+    select distinct on (f.turn_id) f.*, cf.fused, cf.fusion_values as _fusion_values, cf.ranks as _ranks,
            cf.zs as _zs, cf.fusion_contributions as _fusion_contributions
     from chunk_fused as cf
-    inner join chunk_features as f on cf.turn_key = f.turn_key and cf.chunk_no = f.chunk_no
-    order by f.turn_key, cf.fused desc, f.chunk_no
+    inner join chunk_features as f on cf.turn_id = f.turn_id and cf.chunk_no = f.chunk_no
+    order by f.turn_id, cf.fused desc, f.chunk_no
 ),
 -- Per turn, by window functions over the candidates (no self-joins): its session's best fused score,
 -- the fused scores of the turns just before and after it (when they are candidates).
@@ -224,17 +224,17 @@ described as materialized (
                d._memory_status as status, d._memory_evidence as evidence_turns, d._memory_tier as tier,
                d._memory_last_used as last_used
     ) as tm
-    inner join memory.turns as t on t.tenant_id = r.tenant and t.turn_key = d.turn_key
+    inner join memory.turns as t on t.tenant_id = r.tenant and t.turn_id = d.turn_id
     inner join memory.sessions as s on s.tenant_id = r.tenant and s.session_key = d.session_key
 ),
 -- Every boost signal of each turn, added up in the turn's own row (a few values: no join back needed).
 final as (
-    select d.turn_key, d.session_key, d.chunk_no, d._text, d.fused, d.fused + b.boost as own_score,
+    select d.turn_id, d.session_key, d.chunk_no, d._text, d.fused, d.fused + b.boost as own_score,
            d._memory_id, d._memory_kind, d._memory_evidence, m.memory_lift,
            d._fusion_values || b.boost_values as signal_values,
            d._fusion_contributions || b.boost_contributions as contributions,
            d._ranks, d._zs,
-           row_number() over (order by d.fused + b.boost desc, d.turn_key) as fused_rank
+           row_number() over (order by d.fused + b.boost desc, d.turn_id) as fused_rank
     from described as d
     cross join lateral (select row(%6$s)::memory.recall_candidate as c) as k
     cross join lateral (
@@ -258,7 +258,7 @@ final as (
 -- adds (memory_lift: importance, kind, status), and ranks ahead of it. Other candidates keep their score.
 placed as (
     select f.*, greatest(f.own_score, f.memory_lift + (
-        select max(e.own_score) from final as e where e.turn_key = any(f._memory_evidence)
+        select max(e.own_score) from final as e where e.turn_id = any(f._memory_evidence)
     )) as score
     from final as f
 ),
@@ -268,9 +268,9 @@ reranked as (
     where ($1).settings ->> 'rerank' = 'http' and f.fused_rank <= (($1).settings ->> 'rerank_candidates')::integer
     having count(*) > 0
 )
-select f.turn_key, f.session_key, f.chunk_no, f.score, f.fused, rr.score as rerank_score,
+select f.turn_id, f.session_key, f.chunk_no, f.score, f.fused, rr.score as rerank_score,
        row_number() over (
-           order by rr.score desc nulls last, f.score desc, f._memory_evidence is null, f.turn_key
+           order by rr.score desc nulls last, f.score desc, f._memory_evidence is null, f.turn_id
        ) as ord,
        f.signal_values, f.contributions, f._ranks, f._zs, r.answer ->> 'error' as rerank_error, ($1).context,
        f._memory_id, f._memory_kind, f._memory_evidence
@@ -370,7 +370,7 @@ create or replace function memory_internal._recall_candidates(
     entities text[], entity_mode text, weights jsonb, query_vector vector, as_of timestamptz,
     include_ended boolean, intent text
 ) returns table (
-    turn_key bigint, session_key bigint, chunk_no integer, score double precision, fused double precision,
+    turn_id bigint, session_key bigint, chunk_no integer, score double precision, fused double precision,
     rerank_score double precision, ord bigint, signal_values double precision[], contributions double precision[],
     ranks integer[], zs double precision[], rerank_error text, context jsonb, memory_id bigint, memory_kind text,
     memory_evidence bigint[]
@@ -450,7 +450,7 @@ begin
             v_recall_model, (select m.dimensions from memory.embedding_models as m where m.model = v_recall_model);
     end if;
 
-    select array_agg(c.turn_key), array_agg(c.chunk_no) into v_keys, v_chunks
+    select array_agg(c.turn_id), array_agg(c.chunk_no) into v_keys, v_chunks
     -- At as_of, nothing said after it is recalled.
     from memory_internal._candidate_chunks(
         v_tenant, agent_id, since, least(until, as_of), source, v_cfg, v_q, v_vector, v_recall_model,
@@ -491,10 +491,10 @@ is 'Internal: every candidate turn of a recall with each signal''s value and con
 
 -- The features the pipeline itself reads or computes: a candidate's keys and place, and the fusion stage's.
 select memory_internal._define_feature(
-    'turn_key', 'chunk', 'bigint', 'c.turn_key', 'The turn''s key.', builtin => true
+    'turn_id', 'chunk', 'bigint', 'c.turn_id', 'The turn''s id.', builtin => true
 );
 select memory_internal._define_feature(
-    'session_key', 'chunk', 'bigint', 'c.session_key', 'The session''s key.',
+    'session_key', 'chunk', 'bigint', 'c.session_key', 'The session''s key (the database''s number for it).',
     builtin => true
 );
 select memory_internal._define_feature(

@@ -72,11 +72,7 @@ create or replace function memory.recall(
     include_ended boolean default false,
     intent text default null,
     tiers text[] default null
-) returns table (
-    session_id text, agent text, turn_id bigint, message_id text, role text, speaker text,
-    created_at timestamptz, content text, summary text, score double precision, components jsonb,
-    kind text, memory_id bigint, evidence_turn_ids bigint[]
-)
+) returns setof memory.recall_hit
 language plpgsql
 volatile
 as $$
@@ -109,7 +105,7 @@ begin
                                                 recall.intent) as c
     )
 
-    select array_agg(h.turn_key order by h.ord), array_agg(h.session_key order by h.ord),
+    select array_agg(h.turn_id order by h.ord), array_agg(h.session_key order by h.ord),
            array_agg(h.score order by h.ord),
            array_agg(memory_internal._components(h.chunk_no, h.fused, h.signal_values, h.contributions, h.ranks, h.zs,
                                         h.rerank_score, h.rerank_error, h.context) order by h.ord),
@@ -120,7 +116,7 @@ begin
             select c.*, row_number() over (partition by c.session_key order by c.ord) as in_session
             from candidates as c
             where not exists (
-                select from candidates as m where m.ord < c.ord and c.turn_key = any(m.memory_evidence)
+                select from candidates as m where m.ord < c.ord and c.turn_id = any(m.memory_evidence)
             )
         ) as c
         where recall.level = 'turn' or c.in_session = 1
@@ -129,12 +125,12 @@ begin
     ) as h;
 
     return query
-    select s.session_id, s.agent_id, t.turn_key, t.message_id, t.role, t.name, t.created_at, t.content,
+    select s.session_id, s.agent_id, t.turn_id, t.message_id, t.role, t.speaker, t.created_at, t.content,
            m.summary, h.score, h.components, coalesce(h.kind, 'turn'), h.memory_id,
            case when h.memory_id is not null then memory_internal._memory_evidence(v_tenant, h.memory_id) end
     from unnest(v_turns, v_sessions, v_scores, v_components, v_memories, v_kinds) with ordinality
-        as h (turn_key, session_key, score, components, memory_id, kind, n)
-    inner join memory.turns as t on t.tenant_id = v_tenant and h.turn_key = t.turn_key
+        as h (turn_id, session_key, score, components, memory_id, kind, n)
+    inner join memory.turns as t on t.tenant_id = v_tenant and h.turn_id = t.turn_id
     inner join memory.sessions as s on s.tenant_id = v_tenant and h.session_key = s.session_key
     left join memory.summaries as m on m.tenant_id = v_tenant and h.session_key = m.session_key
     order by h.n;
@@ -142,7 +138,7 @@ begin
     if (coalesce(recall.weights -> 'recall_count_access', memory.setting('recall_count_access')))::boolean then
         update memory.turns as t
         set access_count = t.access_count + 1, last_accessed_at = pg_catalog.now()
-        where t.tenant_id = v_tenant and t.turn_key = any(v_turns);
+        where t.tenant_id = v_tenant and t.turn_id = any(v_turns);
     end if;
     if (coalesce(recall.weights -> 'tier_promote_on_recall', memory.setting('tier_promote_on_recall')))::boolean
         and current_setting('transaction_read_only') = 'off' then
@@ -175,6 +171,7 @@ is 'The turns and curated memories (level turn) or sessions (level session, with
 
 create or replace function memory.explain_recall(
     query text,
+    k integer default null,
     agent_id text default null,
     since timestamptz default null,
     until timestamptz default null,
@@ -194,20 +191,21 @@ create or replace function memory.explain_recall(
 language sql
 volatile
 as $$
-    select c.ord, s.session_id, t.turn_key, t.name, t.content, c.score, c.fused,
+    select c.ord, s.session_id, t.turn_id, t.speaker, t.content, c.score, c.fused,
            memory_internal._components(c.chunk_no, c.fused, c.signal_values, c.contributions, c.ranks, c.zs, c.rerank_score,
                               c.rerank_error, c.context), coalesce(c.memory_kind, 'turn'), c.memory_id
     from memory_internal._recall_candidates(query, agent_id, since, until, source, entities, entity_mode,
                                             memory_internal._with_tiers(weights, tiers), query_vector, as_of,
                                             include_ended, intent) as c
-    inner join memory.turns as t on t.tenant_id = memory.current_tenant() and c.turn_key = t.turn_key
+    inner join memory.turns as t on t.tenant_id = memory.current_tenant() and c.turn_id = t.turn_id
     inner join memory.sessions as s on s.tenant_id = memory.current_tenant() and c.session_key = s.session_key
     order by c.ord
+    limit explain_recall.k
 $$;
 
 comment on function memory.explain_recall(
-    text, text, timestamptz, timestamptz, text, text[], text, jsonb, vector, timestamptz, boolean, text, text[]
+    text, integer, text, timestamptz, timestamptz, text, text[], text, jsonb, vector, timestamptz, boolean, text, text[]
 ) is
-'Every candidate of a recall in final order with its fused score, the final score and components (every '
-'signal''s value, weight and contribution; fusion signals with their rank and z-score among the '
-'candidates): what to read to understand and tune ranking.';
+'The first k (default every) candidates of a recall in final order with its fused score, the final score '
+'and components (every signal''s value, weight and contribution; fusion signals with their rank and '
+'z-score among the candidates): what to read to understand and tune ranking.';

@@ -2,7 +2,7 @@
 -- (names are matched, not searched as words).
 select memory_internal._define_feature(
     'speaker', 'chunk', 'text',
-    $feature$t.name$feature$,
+    $feature$t.speaker$feature$,
     'Who said the turn (its speaker''s name).',
     builtin => true
 );

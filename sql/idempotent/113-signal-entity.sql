@@ -6,14 +6,14 @@
 -- another of its names counts.
 select memory_internal._define_feature(
     'entities_mentioned', 'turn', 'double precision',
-    $feature$case when cardinality((r.query).entity_keys) > 0 then (
+    $feature$case when cardinality((r.query).entity_ids) > 0 then (
         select coalesce(sum(n.weight), 0) / (select max(g) from unnest((r.query).entity_groups) as g)
         from (
             select distinct g.name_group, g.weight
             from memory.entity_mentions as m
-            inner join unnest((r.query).entity_keys, (r.query).entity_groups, (r.query).entity_weights)
-                as g (entity_key, name_group, weight) on m.entity_key = g.entity_key
-            where m.tenant_id = r.tenant and m.turn_key = d.turn_key and m.entity_key = any((r.query).entity_keys)
+            inner join unnest((r.query).entity_ids, (r.query).entity_groups, (r.query).entity_weights)
+                as g (entity_id, name_group, weight) on m.entity_id = g.entity_id
+            where m.tenant_id = r.tenant and m.turn_id = d.turn_id and m.entity_id = any((r.query).entity_ids)
         ) as n
     ) else 0 end$feature$,
     'The recall''s entities (each name a group of keys) the turn mentions, each by how specific it is '

@@ -5,7 +5,7 @@ select memory_internal._define_feature(
     'neighbor_mentioned', 'turn', 'boolean',
     $feature$cardinality((r.query).neighbor_keys) > 0 and exists (
         select from memory.entity_mentions as m
-        where m.tenant_id = r.tenant and m.turn_key = d.turn_key and m.entity_key = any((r.query).neighbor_keys)
+        where m.tenant_id = r.tenant and m.turn_id = d.turn_id and m.entity_id = any((r.query).neighbor_keys)
     )$feature$,
     'Whether the turn mentions one of the graph neighbours of the recall''s entities.',
     builtin => true

@@ -25,22 +25,22 @@ comment on function memory_internal._trust_after(real, boolean) is
 'within trust_min and trust_max).';
 
 comment on type memory.feedback_given is
-'What memory.feedback returns: the verdict''s id in memory.feedback, the trust before and after (of the turn '
-'judged or carrying the memory''s words; null for a session), the verdict, whether it counted and its effect.';
+'What memory.give_feedback returns: the verdict''s id in table memory.feedback, the trust before and after '
+'(of the turn judged or carrying the memory''s words; null for a session), the verdict, whether it counted '
+'and its effect.';
 
-create or replace function memory.feedback(
-    turn_id bigint default null, helpful boolean default null, query text default null, note text default null,
-    verdict text default null, memory_id bigint default null, session_id text default null,
-    agent_id text default null
+create or replace function memory.give_feedback(
+    verdict text, turn_id bigint default null, memory_id bigint default null, session_id text default null,
+    query text default null, note text default null, judged_by text default null
 ) returns setof memory.feedback_given
 language plpgsql
 as $$
 #variable_conflict use_column
 declare
     v_tenant text := memory.current_tenant();
-    v_verdict text := coalesce(feedback.verdict, case when feedback.helpful then 'helpful' when not feedback.helpful then 'unhelpful' end);
-    v_judge text := coalesce(feedback.agent_id, session_user);
-    v_turn bigint := feedback.turn_id;
+    v_verdict text := give_feedback.verdict;
+    v_judge text := coalesce(give_feedback.judged_by, session_user);
+    v_turn bigint := give_feedback.turn_id;
     v_session bigint;
     v_memory record;
     v_last text;
@@ -51,45 +51,40 @@ declare
     v_incorrect bigint;
     v_feedback bigint;
 begin
-    select null::bigint as memory_id, null::bigint as turn_key, null::text as status, null::double precision as importance
+    select null::bigint as memory_id, null::bigint as turn_id, null::text as status, null::double precision as importance
     into v_memory;
     if v_verdict is null or v_verdict not in ('helpful', 'unhelpful', 'incorrect', 'stale') then
         raise exception 'agent_memory: feedback verdict must be helpful, unhelpful, incorrect or stale, got %',
             coalesce(v_verdict, 'none') using errcode = 'invalid_parameter_value',
-            hint = 'pass verdict => ''stale'' (or helpful => true or false)';
+            hint = 'for example memory.give_feedback(''helpful'', turn_id => 42)';
     end if;
-    if feedback.helpful is not null and feedback.helpful <> (v_verdict = 'helpful') then
-        raise exception 'agent_memory: feedback helpful => % contradicts verdict %',
-            case when feedback.helpful then 'true' else 'false' end, v_verdict
-            using errcode = 'invalid_parameter_value';
-    end if;
-    if num_nonnulls(feedback.turn_id, feedback.memory_id, feedback.session_id) <> 1 then
+    if num_nonnulls(give_feedback.turn_id, give_feedback.memory_id, give_feedback.session_id) <> 1 then
         raise exception 'agent_memory: feedback needs one of turn_id, memory_id or session_id, got %',
-            num_nonnulls(feedback.turn_id, feedback.memory_id, feedback.session_id)
+            num_nonnulls(give_feedback.turn_id, give_feedback.memory_id, give_feedback.session_id)
             using errcode = 'invalid_parameter_value';
     end if;
 
     -- The target, locked so that verdicts on it take turns.
-    if feedback.memory_id is not null then
-        select m.memory_id, m.turn_key, m.status, m.importance into v_memory from memory.memories as m
-        where m.tenant_id = v_tenant and m.memory_id = feedback.memory_id
+    if give_feedback.memory_id is not null then
+        select m.memory_id, m.turn_id, m.status, m.importance into v_memory from memory.memories as m
+        where m.tenant_id = v_tenant and m.memory_id = give_feedback.memory_id
         for update;
         if not found then
-            raise exception 'agent_memory: no memory % in tenant "%"', feedback.memory_id, v_tenant
+            raise exception 'agent_memory: no memory % in tenant "%"', give_feedback.memory_id, v_tenant
                 using errcode = 'no_data_found';
         end if;
-        v_turn := v_memory.turn_key;
-    elsif feedback.session_id is not null then
+        v_turn := v_memory.turn_id;
+    elsif give_feedback.session_id is not null then
         -- The judging agent's session of that name, else the only session of that name.
-        v_session := memory_internal._session_key(feedback.session_id, case when exists (
+        v_session := memory_internal._session_key(give_feedback.session_id, case when exists (
             select from memory.sessions as s
-            where s.tenant_id = v_tenant and s.session_id = feedback.session_id and s.agent_id = feedback.agent_id
-        ) then feedback.agent_id end);
+            where s.tenant_id = v_tenant and s.session_id = give_feedback.session_id and s.agent_id = give_feedback.judged_by
+        ) then give_feedback.judged_by end);
         perform from memory.sessions as s where s.tenant_id = v_tenant and s.session_key = v_session for update;
     end if;
     if v_session is null then
         select t.trust into v_before from memory.turns as t
-        where t.tenant_id = v_tenant and t.turn_key = v_turn
+        where t.tenant_id = v_tenant and t.turn_id = v_turn
         for update;
         if not found then
             raise exception 'agent_memory: no turn % in tenant "%"', v_turn, v_tenant using errcode = 'no_data_found';
@@ -99,9 +94,9 @@ begin
     -- A judge's repeat of the verdict it last gave this target is kept, not counted.
     select f.verdict into v_last from memory.feedback as f
     where f.tenant_id = v_tenant and f.judged_by = v_judge and f.counted
-        and case when feedback.memory_id is not null then f.memory_id = feedback.memory_id
+        and case when give_feedback.memory_id is not null then f.memory_id = give_feedback.memory_id
                  when v_session is not null then f.session_key = v_session
-                 else f.turn_key = v_turn and f.memory_id is null end
+                 else f.turn_id = v_turn and f.memory_id is null end
     order by f.feedback_id desc
     limit 1;
     v_counted := v_last is distinct from v_verdict;
@@ -117,7 +112,7 @@ begin
         ), case when v_verdict = 'helpful' then 'raised' else 'lowered' end);
     else
         v_after := memory_internal._trust_after(v_before, v_verdict = 'helpful');
-        update memory.turns as t set trust = v_after where t.tenant_id = v_tenant and t.turn_key = v_turn;
+        update memory.turns as t set trust = v_after where t.tenant_id = v_tenant and t.turn_id = v_turn;
         v_effect := format('trust %s -> %s', v_before, v_after);
         if v_memory.memory_id is not null and v_verdict = 'stale' then
             update memory.memories as m
@@ -144,38 +139,36 @@ begin
     -- Helpful: what was judged is in use, back to hot.
     if v_counted and v_verdict = 'helpful' then
         perform memory_internal._mark_used(v_tenant, array[coalesce(v_session, (
-            select t.session_key from memory.turns as t where t.tenant_id = v_tenant and t.turn_key = v_turn
+            select t.session_key from memory.turns as t where t.tenant_id = v_tenant and t.turn_id = v_turn
         ))], array[v_turn]);
     end if;
 
-    insert into memory.feedback as f (tenant_id, turn_key, memory_id, session_key, helpful, verdict, query, note,
+    insert into memory.feedback as f (tenant_id, turn_id, memory_id, session_key, helpful, verdict, query, note,
                                       trust_before, trust_after, judged_by, counted, effect)
-    values (v_tenant, case when feedback.memory_id is null and v_session is null then v_turn end, feedback.memory_id,
-            v_session, v_verdict = 'helpful', v_verdict, feedback.query, feedback.note, v_before, v_after, v_judge,
+    values (v_tenant, case when give_feedback.memory_id is null and v_session is null then v_turn end, give_feedback.memory_id,
+            v_session, v_verdict = 'helpful', v_verdict, give_feedback.query, give_feedback.note, v_before, v_after, v_judge,
             v_counted, v_effect)
     returning f.feedback_id into v_feedback;
     return query select v_feedback, v_before, v_after, v_verdict, v_counted, v_effect;
 end
 $$;
 
-comment on function memory.feedback(bigint, boolean, text, text, text, bigint, text, text) is
+comment on function memory.give_feedback(text, bigint, bigint, text, text, text, text) is
 'Records a verdict on a recalled turn (turn_id), a curated memory (memory_id) or a whole session (session_id): '
-'verdict helpful, unhelpful, incorrect or stale (or helpful => true/false). helpful adds trust_helpful_step '
-'to trust (up to trust_max) and moves what was judged (session, memory) to the hot tier; the others '
-'multiply it by trust_unhelpful_factor (down to trust_min). On a '
-'memory: the trust of its words'' turn; incorrect from feedback_retract_after distinct agents retracts it; '
-'stale multiplies its importance by feedback_stale_factor. On a session: every turn''s trust. agent_id: the '
-'agent judging (default the role; session_id names its session, else the only one of that name): its '
-'repeat of the verdict it '
-'last gave the target is kept with counted false and moves nothing. Returns the verdict''s id in '
-'memory.feedback (which keeps every verdict), the trust before and after (turns and memories), the verdict, '
-'whether it counted and what it did.';
+'helpful, unhelpful, incorrect or stale. helpful adds trust_helpful_step to trust (up to trust_max) and moves '
+'what was judged (session, memory) to the hot tier; the others multiply it by trust_unhelpful_factor (down to '
+'trust_min). On a memory: the trust of its words'' turn; incorrect from feedback_retract_after distinct judges '
+'retracts it; stale multiplies its importance by feedback_stale_factor. On a session: every turn''s trust. '
+'judged_by: the agent judging (default the role; session_id names its session, else the only one of that '
+'name): its repeat of the verdict it last gave the target is kept with counted false and moves nothing. '
+'Returns the verdict''s id in table memory.feedback (which keeps every verdict), the trust before and after '
+'(turns and memories), the verdict, whether it counted and what it did.';
 
 -- What feedback has done, per turn: a DBA's view of trust.
 create or replace view memory.feedback_summary as
 select
     f.tenant_id,
-    f.turn_key as turn_id,
+    f.turn_id,
     s.session_id,
     t.agent_id,
     t.trust,
@@ -184,10 +177,10 @@ select
     max(f.created_at) as last_feedback_at,
     left(t.content, 120) as content
 from memory.feedback as f
-inner join memory.turns as t on f.tenant_id = t.tenant_id and f.turn_key = t.turn_key
+inner join memory.turns as t on f.tenant_id = t.tenant_id and f.turn_id = t.turn_id
 inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
 where f.tenant_id = memory.current_tenant()
-group by f.tenant_id, f.turn_key, s.session_id, t.agent_id, t.trust, t.content;
+group by f.tenant_id, f.turn_id, s.session_id, t.agent_id, t.trust, t.content;
 
 comment on view memory.feedback_summary is
 'Per judged turn of this tenant (verdicts on the turn itself): counted helpful and other (unhelpful, '

@@ -14,11 +14,11 @@ as $$
     select m.memory_id from memory.memories as m
     where m.tenant_id = tenant and m.origin <> 'remember'
         and m.memory_id in (
-            select e.memory_id from memory.memory_evidence as e where e.tenant_id = tenant and e.turn_key = any(turns)
+            select e.memory_id from memory.memory_evidence as e where e.tenant_id = tenant and e.turn_id = any(turns)
         )
         and not exists (
             select from memory.memory_evidence as e
-            where e.tenant_id = tenant and e.memory_id = m.memory_id and e.turn_key <> all(turns)
+            where e.tenant_id = tenant and e.memory_id = m.memory_id and e.turn_id <> all(turns)
         )
 $$;
 
@@ -40,10 +40,10 @@ language plpgsql
 as $$
 #variable_conflict use_column
 declare
-    v_said bigint [] := array(select t.turn_key from memory.turns as t where t.tenant_id = tenant and t.turn_key = any(turns));
+    v_said bigint [] := array(select t.turn_id from memory.turns as t where t.tenant_id = tenant and t.turn_id = any(turns));
     v_turns integer := cardinality(v_said);
-    v_chunks integer := (select count(*) from memory.chunks as c where c.tenant_id = tenant and c.turn_key = any(v_said));
-    v_memories integer := (select count(*) from memory.memories as m where m.tenant_id = tenant and m.turn_key = any(v_said));
+    v_chunks integer := (select count(*) from memory.chunks as c where c.tenant_id = tenant and c.turn_id = any(v_said));
+    v_memories integer := (select count(*) from memory.memories as m where m.tenant_id = tenant and m.turn_id = any(v_said));
     v_words bigint [];
     v_gone bigint [];
     v_speakers text [];
@@ -55,39 +55,39 @@ begin
     with derived as (
         delete from memory.memories as m
         where m.tenant_id = tenant and m.memory_id in (select memory_internal._extracted_from(tenant, v_said))
-        returning m.turn_key
+        returning m.turn_id
     )
 
-    select coalesce(array_agg(d.turn_key), '{}') into v_words from derived as d;
+    select coalesce(array_agg(d.turn_id), '{}') into v_words from derived as d;
     v_memories := v_memories + cardinality(v_words);
     -- The turns that go: those said, and the words of the memories that went that no other memory carries.
     v_gone := v_said || array(
-        select t.turn_key from memory.turns as t
-        where t.tenant_id = tenant and t.turn_key = any(v_words) and not t.turn_key = any(v_said)
-            and not exists (select from memory.memories as o where o.tenant_id = tenant and o.turn_key = t.turn_key)
+        select t.turn_id from memory.turns as t
+        where t.tenant_id = tenant and t.turn_id = any(v_words) and not t.turn_id = any(v_said)
+            and not exists (select from memory.memories as o where o.tenant_id = tenant and o.turn_id = t.turn_id)
     );
     v_speakers := array(
-        select distinct t.agent_id || chr(31) || t.name from memory.turns as t
-        where t.tenant_id = tenant and t.turn_key = any(v_gone) and t.name is not null
+        select distinct t.agent_id || chr(31) || t.speaker from memory.turns as t
+        where t.tenant_id = tenant and t.turn_id = any(v_gone) and t.speaker is not null
     );
     v_entities := array(
-        select distinct m.entity_key from memory.entity_mentions as m where m.tenant_id = tenant and m.turn_key = any(v_gone)
+        select distinct m.entity_id from memory.entity_mentions as m where m.tenant_id = tenant and m.turn_id = any(v_gone)
     );
     -- Per session, the position of its first turn that goes: its later turns may hold it as context.
     select coalesce(array_agg(g.session_key), '{}'), coalesce(array_agg(g.first), '{}') into v_sessions, v_firsts
     from (
         select t.session_key, min(t.position) as first from memory.turns as t
-        where t.tenant_id = tenant and t.turn_key = any(v_gone)
+        where t.tenant_id = tenant and t.turn_id = any(v_gone)
         group by t.session_key
     ) as g;
-    delete from memory.turns as t where t.tenant_id = tenant and t.turn_key = any(v_gone);
+    delete from memory.turns as t where t.tenant_id = tenant and t.turn_id = any(v_gone);
 
     -- What the sessions that keep turns derived from the removed ones.
     update memory.chunks as c
-    set tsv = to_tsvector(v_config, c.text), context_turn_key = null, context_length = 0
+    set tsv = to_tsvector(v_config, c.text), context_turn_id = null, context_length = 0
     from unnest(v_sessions, v_firsts) as g (session_key, first)
     inner join memory.turns as t on t.tenant_id = tenant and t.session_key = g.session_key and t.position > g.first
-    where c.tenant_id = tenant and c.turn_key = t.turn_key and c.context_length > 0;
+    where c.tenant_id = tenant and c.turn_id = t.turn_id and c.context_length > 0;
     delete from memory.summaries as m
     where m.tenant_id = tenant and m.session_key = any(v_sessions) and m.method <> 'caller';
     delete from memory.session_embeddings as e where e.tenant_id = tenant and e.session_key = any(v_sessions);
@@ -98,16 +98,16 @@ begin
     on conflict (tenant_id, kind, session_key) where status = 'queued' do nothing;
 
     delete from memory.speakers as p
-    where p.tenant_id = tenant and p.agent_id || chr(31) || p.name = any(v_speakers)
+    where p.tenant_id = tenant and p.agent_id || chr(31) || p.speaker = any(v_speakers)
         and not exists (
             select from memory.turns as t
-            where t.tenant_id = tenant and t.agent_id = p.agent_id and t.name = p.name
+            where t.tenant_id = tenant and t.agent_id = p.agent_id and t.speaker = p.speaker
         );
     -- Entities only these turns mentioned, and that no recorded state keeps, go with them.
     delete from memory.entities as e
-    where e.tenant_id = tenant and e.entity_key = any(v_entities)
-        and not exists (select from memory.entity_mentions as m where m.tenant_id = tenant and m.entity_key = e.entity_key)
-        and not exists (select from memory.entity_states as s where s.tenant_id = tenant and s.entity_key = e.entity_key);
+    where e.tenant_id = tenant and e.entity_id = any(v_entities)
+        and not exists (select from memory.entity_mentions as m where m.tenant_id = tenant and m.entity_id = e.entity_id)
+        and not exists (select from memory.entity_states as s where s.tenant_id = tenant and s.entity_id = e.entity_id);
     return query select v_turns, v_chunks, v_memories;
 end
 $$;
@@ -124,7 +124,7 @@ begin
     return query
     select * from memory_internal._forget_turns(
         tenant,
-        array(select t.turn_key from memory.turns as t where t.tenant_id = tenant and t.session_key = session)
+        array(select t.turn_id from memory.turns as t where t.tenant_id = tenant and t.session_key = session)
     );
     -- The summary, session vector and jobs go with the session (foreign keys cascade).
     delete from memory.sessions as s where s.tenant_id = tenant and s.session_key = session;
@@ -277,7 +277,7 @@ declare
         where s.tenant_id = tenant and s.session_key = any(sessions)
             and not exists (
                 select from memory.turns as t
-                where t.tenant_id = tenant and t.session_key = s.session_key and not t.turn_key = any(turns)
+                where t.tenant_id = tenant and t.session_key = s.session_key and not t.turn_id = any(turns)
             )
         order by s.session_id = 'remembered', s.session_key
     );
@@ -285,8 +285,8 @@ begin
     return memory_internal._forget_sessions(
         tenant, v_whole, selector,
         array(
-            select t.turn_key from memory.turns as t
-            where t.tenant_id = tenant and t.turn_key = any(turns) and not t.session_key = any(v_whole)
+            select t.turn_id from memory.turns as t
+            where t.tenant_id = tenant and t.turn_id = any(turns) and not t.session_key = any(v_whole)
         ),
         also
     );
@@ -350,8 +350,8 @@ begin
     -- What outlives the sessions: entities no remaining turn mentions (with their states and edges), and
     -- full-text statistics left at zero.
     delete from memory.entities as e
-    where e.tenant_id = v_tenant and e.scope = forget_agent.agent_id
-        and not exists (select from memory.entity_mentions as m where m.tenant_id = v_tenant and m.entity_key = e.entity_key);
+    where e.tenant_id = v_tenant and e.agent_id = forget_agent.agent_id
+        and not exists (select from memory.entity_mentions as m where m.tenant_id = v_tenant and m.entity_id = e.entity_id);
     get diagnostics v_entities = row_count;
     delete from memory.lexicon as x where x.tenant_id = v_tenant and x.agent_id = forget_agent.agent_id and x.chunks <= 0;
     delete from memory.corpus as k where k.tenant_id = v_tenant and k.agent_id = forget_agent.agent_id and k.chunks <= 0;
@@ -398,7 +398,7 @@ begin
     v_result := memory_internal._forget_said(
         v_tenant, v_locked,
         array(
-            select t.turn_key from memory.turns as t
+            select t.turn_id from memory.turns as t
             where t.tenant_id = v_tenant and t.session_key = any(v_locked)
                 and t.created_at >= forget_range.since and t.created_at < forget_range.until
         ),
@@ -432,7 +432,7 @@ declare
     v_names text [] := array(
         select n.name from memory.entities as e
         cross join lateral unnest(e.normalized || e.aliases) as n (name)
-        where e.tenant_id = v_tenant and e.entity_key = any(v_keys)
+        where e.tenant_id = v_tenant and e.entity_id = any(v_keys)
     );
     v_locked bigint [];
     v_turns bigint [];
@@ -442,10 +442,10 @@ begin
     -- their sessions.
     v_locked := memory_internal._lock_sessions(v_tenant, array(
         select t.session_key from memory_internal._turns_about(v_tenant, v_keys, v_names, null) as a
-        inner join memory.turns as t on t.tenant_id = v_tenant and t.turn_key = a.turn_key
+        inner join memory.turns as t on t.tenant_id = v_tenant and t.turn_id = a.turn_id
     ));
-    v_turns := array(select a.turn_key from memory_internal._turns_about(v_tenant, v_keys, v_names, v_locked) as a);
-    delete from memory.entities as e where e.tenant_id = v_tenant and e.entity_key = any(v_keys);
+    v_turns := array(select a.turn_id from memory_internal._turns_about(v_tenant, v_keys, v_names, v_locked) as a);
+    delete from memory.entities as e where e.tenant_id = v_tenant and e.entity_id = any(v_keys);
     get diagnostics v_entities = row_count;
     return next memory_internal._forget_said(
         v_tenant, v_locked, v_turns,
@@ -466,16 +466,16 @@ comment on function memory.forget_entity(text, text) is
 -- The turns about entities: those that mention one, and the words of memories whose subjects name one
 -- (of the sessions given, or of all).
 create or replace function memory_internal._turns_about(tenant text, keys bigint[], names text[], sessions bigint[])
-returns table (turn_key bigint)
+returns table (turn_id bigint)
 language sql
 stable
 as $$
-    select m.turn_key from memory.entity_mentions as m
-    inner join memory.turns as t on t.tenant_id = m.tenant_id and t.turn_key = m.turn_key
-    where m.tenant_id = tenant and m.entity_key = any(keys) and (sessions is null or t.session_key = any(sessions))
+    select m.turn_id from memory.entity_mentions as m
+    inner join memory.turns as t on t.tenant_id = m.tenant_id and t.turn_id = m.turn_id
+    where m.tenant_id = tenant and m.entity_id = any(keys) and (sessions is null or t.session_key = any(sessions))
     union
-    select m.turn_key from memory.memories as m
-    inner join memory.turns as t on t.tenant_id = m.tenant_id and t.turn_key = m.turn_key
+    select m.turn_id from memory.memories as m
+    inner join memory.turns as t on t.tenant_id = m.tenant_id and t.turn_id = m.turn_id
     where m.tenant_id = tenant and m.subjects && names and (sessions is null or t.session_key = any(sessions))
 $$;
 

@@ -23,7 +23,7 @@ as $$
                     where m.tenant_id = s.tenant_id and m.session_key = s.session_key and m.method = 'caller'),
         'messages', (
             select coalesce(jsonb_agg(jsonb_build_object(
-                'id', t.message_id, 'role', t.role, 'name', t.name, 'content', t.content,
+                'id', t.message_id, 'role', t.role, 'name', t.speaker, 'content', t.content,
                 'tool_calls', t.tool_calls, 'tool_call_id', t.tool_call_id, 'tokens', t.tokens,
                 'metadata', nullif(t.metadata, '{}'), 'created_at', t.created_at
             ) || case when with_state then jsonb_build_object(
@@ -80,7 +80,7 @@ as $$
     ))
     from memory.turns as t
     inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
-    where t.tenant_id = tenant and t.turn_key = turn
+    where t.tenant_id = tenant and t.turn_id = turn
 $$;
 
 comment on function memory_internal._turn_ref(text, bigint) is
@@ -122,11 +122,11 @@ begin
         'valid_to', m.valid_to, 'recorded_at', m.recorded_at, 'recorded_by', m.recorded_by,
         'canonical', encode(m.canonical, 'hex'), 'tier', m.tier, 'tier_since', m.tier_since, 'used_at', m.used_at,
         'supersedes', case when m.supersedes = any(memories) then m.supersedes end,
-        'words_trust', (select w.trust from memory.turns as w where w.tenant_id = tenant and w.turn_key = m.turn_key),
+        'words_trust', (select w.trust from memory.turns as w where w.tenant_id = tenant and w.turn_id = m.turn_id),
         'evidence', (
-            select coalesce(jsonb_agg(memory_internal._turn_ref(tenant, t.turn_key) order by t.turn_key), '[]')
+            select coalesce(jsonb_agg(memory_internal._turn_ref(tenant, t.turn_id) order by t.turn_id), '[]')
             from memory.turns as t
-            inner join memory.memory_evidence as e on t.tenant_id = e.tenant_id and t.turn_key = e.turn_key
+            inner join memory.memory_evidence as e on t.tenant_id = e.tenant_id and t.turn_id = e.turn_id
             where e.tenant_id = tenant and e.memory_id = m.memory_id
         )
     ))
@@ -146,30 +146,30 @@ begin
     order by g.merge_id;
 
     return query
-    select jsonb_build_object('record', 'entity', 'scope', e.scope, 'name', e.name, 'normalized', e.normalized,
+    select jsonb_build_object('record', 'entity', 'agent_id', e.agent_id, 'name', e.name, 'normalized', e.normalized,
                               'type', e.type, 'aliases', e.aliases)
     from memory.entities as e
-    where e.tenant_id = tenant and e.entity_key = any(entities)
-    order by e.scope, e.normalized;
+    where e.tenant_id = tenant and e.entity_id = any(entities)
+    order by e.agent_id, e.normalized;
 
     return query
     select jsonb_strip_nulls(jsonb_build_object(
-        'record', 'entity_state', 'scope', e.scope, 'entity', e.normalized, 'attribute', x.attribute,
+        'record', 'entity_state', 'agent_id', e.agent_id, 'entity', e.normalized, 'attribute', x.attribute,
         'value', x.value, 'valid_from', x.valid_from, 'valid_to', x.valid_to, 'recorded_at', x.recorded_at,
         'recorded_by', x.recorded_by
     ))
     from memory.entity_states as x
-    inner join memory.entities as e on x.tenant_id = e.tenant_id and x.entity_key = e.entity_key
-    where x.tenant_id = tenant and e.entity_key = any(entities)
-    order by e.scope, e.normalized, x.attribute, x.valid_from;
+    inner join memory.entities as e on x.tenant_id = e.tenant_id and x.entity_id = e.entity_id
+    where x.tenant_id = tenant and e.entity_id = any(entities)
+    order by e.agent_id, e.normalized, x.attribute, x.valid_from;
 
     return query
     select jsonb_strip_nulls(jsonb_build_object(
         'record', 'feedback',
-        'turn', case when t.session_key = any(sessions) then memory_internal._turn_ref(tenant, t.turn_key) end,
+        'turn', case when t.session_key = any(sessions) then memory_internal._turn_ref(tenant, t.turn_id) end,
         'memory_words', case when t.session_key <> all(sessions) then (
             select min(m.memory_id) from memory.memories as m
-            where m.tenant_id = tenant and m.turn_key = t.turn_key and m.memory_id = any(memories)
+            where m.tenant_id = tenant and m.turn_id = t.turn_id and m.memory_id = any(memories)
         ) end,
         'session', case when f.session_key is not null then jsonb_build_array(s.agent_id, s.session_id) end,
         'memory', f.memory_id, 'verdict', f.verdict, 'query', f.query, 'note', f.note,
@@ -177,14 +177,14 @@ begin
         'judged_by', f.judged_by, 'counted', f.counted, 'effect', f.effect, 'created_at', f.created_at
     ))
     from memory.feedback as f
-    left join memory.turns as t on f.tenant_id = t.tenant_id and f.turn_key = t.turn_key
+    left join memory.turns as t on f.tenant_id = t.tenant_id and f.turn_id = t.turn_id
     left join memory.sessions as s on f.tenant_id = s.tenant_id and f.session_key = s.session_key
     where f.tenant_id = tenant
         and (
             t.session_key = any(sessions) or f.session_key = any(sessions) or f.memory_id = any(memories)
             or exists (
                 select from memory.memories as m
-                where m.tenant_id = tenant and m.turn_key = f.turn_key and m.memory_id = any(memories)
+                where m.tenant_id = tenant and m.turn_id = f.turn_id and m.memory_id = any(memories)
             )
         )
     order by f.created_at, f.feedback_id;
@@ -209,9 +209,9 @@ as $$
         array(select m.memory_id from memory.memories as m
               where m.tenant_id = memory.current_tenant()
                   and (export_tenant.agent_id is null or m.agent_id = export_tenant.agent_id)),
-        array(select e.entity_key from memory.entities as e
+        array(select e.entity_id from memory.entities as e
               where e.tenant_id = memory.current_tenant()
-                  and (export_tenant.agent_id is null or e.scope = export_tenant.agent_id))
+                  and (export_tenant.agent_id is null or e.agent_id = export_tenant.agent_id))
     ) as r (record)
 $$;
 
@@ -231,9 +231,9 @@ language sql
 stable
 as $$
     select coalesce(
-        (select i.turn_key from pg_temp._agent_memory_import_turns as i
+        (select i.turn_id from pg_temp._agent_memory_import_turns as i
          where i.agent_id = ref ->> 0 and i.session_id = ref ->> 1 and i.n = (ref ->> 2)::bigint),
-        (select t.turn_key
+        (select t.turn_id
          from memory.sessions as s
          inner join memory.turns as t on s.tenant_id = t.tenant_id and s.session_key = t.session_key
          where s.tenant_id = tenant and s.agent_id = ref ->> 0 and s.session_id = ref ->> 1
@@ -252,7 +252,7 @@ comment on function memory_internal._imported_turn(text, jsonb) is
 -- turn with that id; one without is, by its words, the k-th turn with those words when it is the k-th
 -- message with them (so a session with gaps, or with turns of its own, is matched all the same).
 create or replace function memory_internal._message_turns(tenant text, session bigint, messages jsonb)
-returns table (n bigint, turn_key bigint)
+returns table (n bigint, turn_id bigint)
 language sql
 stable
 as $$
@@ -266,15 +266,15 @@ as $$
         from given as g
     ),
     turns as (
-        select t.turn_key, t.message_id, t.content_sha256,
+        select t.turn_id, t.message_id, t.content_sha256,
                row_number() over (partition by t.message_id is null, t.content_sha256 order by t.position) as k
         from memory.turns as t
         where t.tenant_id = tenant and t.session_key = session
     )
 
     select g.n, coalesce(
-        (select t.turn_key from turns as t where g.message_id is not null and t.message_id = g.message_id),
-        (select t.turn_key from turns as t
+        (select t.turn_id from turns as t where g.message_id is not null and t.message_id = g.message_id),
+        (select t.turn_id from turns as t
          where g.message_id is null and t.message_id is null and t.content_sha256 = g.content_sha256 and t.k = g.k)
     )
     from numbered as g
@@ -293,6 +293,7 @@ declare
     v_agent text := coalesce(r ->> 'agent_id', 'default');
     v_state text [] := array['trust', 'access_count', 'last_accessed_at', 'recorded_at'];
     v_commit record;
+    v_session bigint;
     v_before record;
     v_new jsonb;
     v_present bigint[];
@@ -316,10 +317,10 @@ begin
     from jsonb_array_elements(r -> 'messages') with ordinality as m (message, n)
     where v_before is null or not exists (
         select from memory_internal._message_turns(tenant, v_before.session_key, r -> 'messages') as k
-        where k.n = m.n and k.turn_key is not null
+        where k.n = m.n and k.turn_id is not null
     );
     v_present := array(
-        select t.turn_key from memory.turns as t where t.tenant_id = tenant and t.session_key = v_before.session_key
+        select t.turn_id from memory.turns as t where t.tenant_id = tenant and t.session_key = v_before.session_key
     );
     select c.* into v_commit
     from memory.commit(
@@ -329,25 +330,26 @@ begin
         model => r ->> 'model', tokens_in => (r ->> 'tokens_in')::bigint, tokens_out => (r ->> 'tokens_out')::bigint,
         metadata => coalesce(r -> 'metadata', '{}'), enrich => 'queue', allow_forgotten => allow_forgotten
     ) as c;
-    insert into pg_temp._agent_memory_import_turns (agent_id, session_id, n, turn_key)
-    select v_agent, r ->> 'session_id', k.n, k.turn_key
-    from memory_internal._message_turns(tenant, v_commit.session_key, r -> 'messages') as k
-    where k.turn_key is not null
-    on conflict (agent_id, session_id, n) do update set turn_key = excluded.turn_key;
+    v_session := memory_internal._session_key(r ->> 'session_id', v_agent);
+    insert into pg_temp._agent_memory_import_turns (agent_id, session_id, n, turn_id)
+    select v_agent, r ->> 'session_id', k.n, k.turn_id
+    from memory_internal._message_turns(tenant, v_session, r -> 'messages') as k
+    where k.turn_id is not null
+    on conflict (agent_id, session_id, n) do update set turn_id = excluded.turn_id;
     -- The turns this import added get their state back; those that were here keep theirs.
     update memory.turns as t
     set trust = coalesce((m.message ->> 'trust')::real, t.trust),
         access_count = coalesce((m.message ->> 'access_count')::bigint, t.access_count),
         last_accessed_at = (m.message ->> 'last_accessed_at')::timestamptz,
         recorded_at = coalesce((m.message ->> 'recorded_at')::timestamptz, t.recorded_at)
-    from memory_internal._message_turns(tenant, v_commit.session_key, r -> 'messages') as k
+    from memory_internal._message_turns(tenant, v_session, r -> 'messages') as k
     inner join jsonb_array_elements(r -> 'messages') with ordinality as m (message, n) on k.n = m.n
-    where t.tenant_id = tenant and t.turn_key = k.turn_key and t.turn_key <> all(v_present);
+    where t.tenant_id = tenant and t.turn_id = k.turn_id and t.turn_id <> all(v_present);
     if not v_commit.created and v_commit.turns_added = 0 then
         -- Nothing new: the session is as it was before (commit counts a write as use).
         update memory.sessions as s
         set updated_at = v_before.updated_at, tier = v_before.tier, tier_since = v_before.tier_since
-        where s.tenant_id = tenant and s.session_key = v_commit.session_key;
+        where s.tenant_id = tenant and s.session_key = v_session;
         return 'unchanged';
     elsif not v_commit.created then
         return 'imported';
@@ -359,7 +361,7 @@ begin
         tier = coalesce(r ->> 'tier', s.tier),
         tier_since = coalesce((r ->> 'tier_since')::timestamptz, s.tier_since),
         used_at = (r ->> 'used_at')::timestamptz
-    where s.tenant_id = tenant and s.session_key = v_commit.session_key;
+    where s.tenant_id = tenant and s.session_key = v_session;
 
     if r ->> 'summary' is not null then
         perform memory.set_summary(r ->> 'session_id', r ->> 'summary', agent_id => v_agent);
@@ -367,9 +369,9 @@ begin
         -- Made from these very turns: enrichment keeps it.
         insert into memory.summaries (tenant_id, session_key, method, summary, decisions, open_loops, source_sha256,
                                       tsv)
-        values (tenant, v_commit.session_key, v_summary ->> 'method', v_summary ->> 'summary',
+        values (tenant, v_session, v_summary ->> 'method', v_summary ->> 'summary',
                 coalesce(v_summary -> 'decisions', '[]'), coalesce(v_summary -> 'open_loops', '[]'),
-                memory_internal._session_source_sha256(tenant, v_commit.session_key),
+                memory_internal._session_source_sha256(tenant, v_session),
                 to_tsvector(v_config, v_summary ->> 'summary'));
     end if;
     return 'imported';
@@ -418,7 +420,7 @@ begin
     if v_memory is null then
         insert into memory.memories (
             tenant_id, agent_id, kind, content, key, subjects, tags, importance, confidence, status, origin,
-            valid_from, valid_to, recorded_at, recorded_by, canonical, turn_key, supersedes, tier,
+            valid_from, valid_to, recorded_at, recorded_by, canonical, turn_id, supersedes, tier,
             tier_since, used_at
         )
         select tenant, v_agent, r ->> 'kind', r ->> 'content', r ->> 'key',
@@ -436,15 +438,15 @@ begin
                (r ->> 'used_at')::timestamptz
         returning memory_id into v_memory;
         perform memory_internal._add_evidence(tenant, v_memory, array(
-            select k.turn_key
+            select k.turn_id
             from jsonb_array_elements(coalesce(r -> 'evidence', '[]')) as e (ref)
-            cross join lateral (select memory_internal._imported_turn(tenant, e.ref) as turn_key) as k
-            where k.turn_key is not null
+            cross join lateral (select memory_internal._imported_turn(tenant, e.ref) as turn_id) as k
+            where k.turn_id is not null
         ));
         v_outcome := 'imported';
         update memory.turns as t set trust = (r ->> 'words_trust')::real
         where t.tenant_id = tenant and r ? 'words_trust'
-            and t.turn_key = (select m.turn_key from memory.memories as m where m.tenant_id = tenant and m.memory_id = v_memory);
+            and t.turn_id = (select m.turn_id from memory.memories as m where m.tenant_id = tenant and m.memory_id = v_memory);
     end if;
     insert into pg_temp._agent_memory_import_memories (source_id, memory_id)
     values ((r ->> 'id')::bigint, v_memory)
@@ -496,47 +498,47 @@ begin
                 and g.content = r ->> 'content' and g.recorded_at = (r ->> 'recorded_at')::timestamptz
         );
     elsif v_kind = 'entity' then
-        insert into memory.entities as e (tenant_id, scope, name, normalized, type, aliases)
-        values (tenant, r ->> 'scope', r ->> 'name', r ->> 'normalized', coalesce(r ->> 'type', 'other'),
+        insert into memory.entities as e (tenant_id, agent_id, name, normalized, type, aliases)
+        values (tenant, r ->> 'agent_id', r ->> 'name', r ->> 'normalized', coalesce(r ->> 'type', 'other'),
                 array(select jsonb_array_elements_text(coalesce(r -> 'aliases', '[]'))))
-        on conflict (tenant_id, scope, normalized) do update
+        on conflict (tenant_id, agent_id, normalized) do update
         set aliases = array(select distinct a from unnest(e.aliases || excluded.aliases) as a order by a)
         where not e.aliases @> excluded.aliases;
     elsif v_kind = 'entity_state' then
-        select e.entity_key into v_entity from memory.entities as e
-        where e.tenant_id = tenant and e.scope = r ->> 'scope' and e.normalized = r ->> 'entity';
+        select e.entity_id into v_entity from memory.entities as e
+        where e.tenant_id = tenant and e.agent_id = r ->> 'agent_id' and e.normalized = r ->> 'entity';
         if v_entity is null then
-            raise exception 'agent_memory: entity "%" of scope "%" is not here (its entity record comes first)',
-                r ->> 'entity', r ->> 'scope' using errcode = 'foreign_key_violation';
+            raise exception 'agent_memory: entity "%" of agent "%" is not here (its entity record comes first)',
+                r ->> 'entity', r ->> 'agent_id' using errcode = 'foreign_key_violation';
         end if;
-        insert into memory.entity_states (tenant_id, entity_key, attribute, value, valid_from, valid_to, recorded_at,
+        insert into memory.entity_states (tenant_id, entity_id, attribute, value, valid_from, valid_to, recorded_at,
                                           recorded_by)
         select tenant, v_entity, r ->> 'attribute', r -> 'value', (r ->> 'valid_from')::timestamptz,
                (r ->> 'valid_to')::timestamptz, coalesce((r ->> 'recorded_at')::timestamptz, pg_catalog.now()),
                coalesce(r ->> 'recorded_by', session_user)
         where not exists (
             select from memory.entity_states as x
-            where x.tenant_id = tenant and x.entity_key = v_entity and x.attribute = r ->> 'attribute'
+            where x.tenant_id = tenant and x.entity_id = v_entity and x.attribute = r ->> 'attribute'
                 and x.valid_from = (r ->> 'valid_from')::timestamptz and x.value = r -> 'value'
         );
     elsif v_kind = 'feedback' then
         select coalesce(
                    memory_internal._imported_turn(tenant, r -> 'turn'),
-                   (select m.turn_key from memory.memories as m
+                   (select m.turn_id from memory.memories as m
                     where m.tenant_id = tenant and m.memory_id = memory_internal._imported_memory(r -> 'memory_words'))
-               ) as turn_key,
+               ) as turn_id,
                (select s.session_key from memory.sessions as s
                 where s.tenant_id = tenant and s.agent_id = r -> 'session' ->> 0
                     and s.session_id = r -> 'session' ->> 1) as session_key,
                memory_internal._imported_memory(r -> 'memory') as memory_id
         into v_target;
-        if num_nonnulls(v_target.turn_key, v_target.session_key, v_target.memory_id) <> 1 then
+        if num_nonnulls(v_target.turn_id, v_target.session_key, v_target.memory_id) <> 1 then
             raise exception 'agent_memory: feedback names no turn, session or memory that is here'
                 using errcode = 'foreign_key_violation';
         end if;
-        insert into memory.feedback (tenant_id, turn_key, session_key, memory_id, helpful, verdict, query, note,
+        insert into memory.feedback (tenant_id, turn_id, session_key, memory_id, helpful, verdict, query, note,
                                      trust_before, trust_after, given_by, judged_by, counted, effect, created_at)
-        select tenant, v_target.turn_key, v_target.session_key, v_target.memory_id, r ->> 'verdict' = 'helpful',
+        select tenant, v_target.turn_id, v_target.session_key, v_target.memory_id, r ->> 'verdict' = 'helpful',
                r ->> 'verdict', r ->> 'query', r ->> 'note', (r ->> 'trust_before')::real, (r ->> 'trust_after')::real,
                coalesce(r ->> 'given_by', session_user), coalesce(r ->> 'judged_by', r ->> 'given_by', session_user),
                coalesce((r ->> 'counted')::boolean, true), r ->> 'effect',
@@ -545,7 +547,7 @@ begin
             select from memory.feedback as f
             where f.tenant_id = tenant and f.created_at = (r ->> 'created_at')::timestamptz
                 and f.verdict = r ->> 'verdict' and f.judged_by = coalesce(r ->> 'judged_by', r ->> 'given_by')
-                and f.turn_key is not distinct from v_target.turn_key
+                and f.turn_id is not distinct from v_target.turn_id
                 and f.session_key is not distinct from v_target.session_key
                 and f.memory_id is not distinct from v_target.memory_id
         );
@@ -626,7 +628,7 @@ begin
     -- This transaction's import: the turn each message named is, the id each memory got, how many records.
     if not memory_internal._import_tables_ready() then
         create temporary table _agent_memory_import_turns (
-            agent_id text, session_id text, n bigint, turn_key bigint not null, primary key (agent_id, session_id, n)
+            agent_id text, session_id text, n bigint, turn_id bigint not null, primary key (agent_id, session_id, n)
         ) on commit drop;
         create temporary table _agent_memory_import_memories (
             source_id bigint primary key, memory_id bigint not null

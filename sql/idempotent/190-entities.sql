@@ -9,8 +9,8 @@ language plpython3u
 immutable strict parallel safe
 as $$
 @load_python@
-from agent_memory_db.entities import entity_key
-return entity_key(name)
+from agent_memory_db.entities import normalized_key
+return normalized_key(name)
 $$;
 
 comment on function memory.normalize_entity(text) is
@@ -21,23 +21,23 @@ comment on function memory.normalize_entity(text) is
 
 -- The entities of this tenant a name stands for: its normalized form as an entity's key or among its
 -- aliases, in one agent's scope or (agent_id null) in every agent's.
-create or replace function memory_internal._entity_keys(name text, agent_id text) returns bigint[]
+create or replace function memory_internal._entity_ids(name text, agent_id text) returns bigint[]
 language sql
 stable
 as $$
-    select coalesce(array_agg(e.entity_key order by e.entity_key), '{}')
+    select coalesce(array_agg(e.entity_id order by e.entity_id), '{}')
     from (select memory.normalize_entity(name) as normalized) as n
     inner join memory.entities as e
         on e.tenant_id = (select memory.current_tenant())
         and (e.normalized = n.normalized or e.aliases @> array[n.normalized])
-    where agent_id is null or e.scope = agent_id
+    where _entity_ids.agent_id is null or e.agent_id = _entity_ids.agent_id
 $$;
 
-comment on function memory_internal._entity_keys(text, text) is
-'Internal: the keys of the entities a name stands for (by key or alias), in one scope or all.';
+comment on function memory_internal._entity_ids(text, text) is
+'Internal: the ids of the entities a name stands for (by normalized name or alias), in one agent''s entities or all.';
 
--- One entity of a tenant's scope, by name: its key, created (of the given type) if there is none.
-create or replace function memory_internal._entity_key(tenant text, name text, scope text, type text) returns bigint
+-- One entity of an agent's, by name: its id, created (of the given type) if there is none.
+create or replace function memory_internal._entity_id(tenant text, name text, agent_id text, type text) returns bigint
 language plpgsql
 as $$
 declare
@@ -48,24 +48,24 @@ begin
         raise exception 'agent_memory: entity name % has nothing left once normalized', coalesce(quote_literal(name), 'null')
             using errcode = 'invalid_parameter_value';
     end if;
-    select e.entity_key into v_key from memory.entities as e
-    where e.tenant_id = tenant and e.scope = _entity_key.scope
+    select e.entity_id into v_key from memory.entities as e
+    where e.tenant_id = tenant and e.agent_id = _entity_id.agent_id
         and (e.normalized = v_normalized or e.aliases @> array[v_normalized])
-    order by e.normalized = v_normalized desc, e.entity_key
+    order by e.normalized = v_normalized desc, e.entity_id
     limit 1;
     if v_key is null then
-        insert into memory.entities as e (tenant_id, scope, name, normalized, type)
-        values (tenant, _entity_key.scope, btrim(name), v_normalized, coalesce(_entity_key.type, 'other'))
-        on conflict on constraint entities_tenant_id_scope_normalized_key do update
+        insert into memory.entities as e (tenant_id, agent_id, name, normalized, type)
+        values (tenant, _entity_id.agent_id, btrim(name), v_normalized, coalesce(_entity_id.type, 'other'))
+        on conflict on constraint entities_tenant_id_agent_id_normalized_key do update
         set type = case when e.type = 'other' then excluded.type else e.type end
-        returning e.entity_key into v_key;
+        returning e.entity_id into v_key;
     end if;
     return v_key;
 end
 $$;
 
-comment on function memory_internal._entity_key(text, text, text, text) is
-'Internal: the key of the entity a name stands for in a scope, created with the given type if new.';
+comment on function memory_internal._entity_id(text, text, text, text) is
+'Internal: the id of the entity a name stands for in an agent''s entities, created with the given type if new.';
 
 -- The trigrams of a text (as pg_trgm forms them: words padded with two spaces before and one after),
 -- for fuzzy search over entity names and aliases without another extension.
@@ -108,11 +108,11 @@ as $$
 begin
     if tg_op in ('DELETE', 'UPDATE') then
         with pairs as (
-            select a.tenant_id, a.entity_key as entity_a, b.entity_key as entity_b, count(*) as turns
+            select a.tenant_id, a.entity_id as entity_a, b.entity_id as entity_b, count(*) as turns
             from old_mentions as a
             inner join old_mentions as b
-                on a.tenant_id = b.tenant_id and a.turn_key = b.turn_key and a.entity_key < b.entity_key
-            group by a.tenant_id, a.entity_key, b.entity_key
+                on a.tenant_id = b.tenant_id and a.turn_id = b.turn_id and a.entity_id < b.entity_id
+            group by a.tenant_id, a.entity_id, b.entity_id
         ),
         counted as (
             select e.tenant_id, e.entity_a, e.entity_b, p.turns
@@ -126,17 +126,17 @@ begin
         from counted as c
         where e.tenant_id = c.tenant_id and e.entity_a = c.entity_a and e.entity_b = c.entity_b;
         delete from memory.entity_edges as e
-        where e.turns <= 0 and (e.tenant_id, e.entity_a) in (select o.tenant_id, o.entity_key from old_mentions as o);
+        where e.turns <= 0 and (e.tenant_id, e.entity_a) in (select o.tenant_id, o.entity_id from old_mentions as o);
     end if;
     if tg_op in ('INSERT', 'UPDATE') then
         insert into memory.entity_edges as e (tenant_id, entity_a, entity_b, turns, last_seen)
-        select a.tenant_id, a.entity_key, b.entity_key, count(*), coalesce(max(t.created_at), pg_catalog.now())
+        select a.tenant_id, a.entity_id, b.entity_id, count(*), coalesce(max(t.created_at), pg_catalog.now())
         from new_mentions as a
         inner join new_mentions as b
-            on a.tenant_id = b.tenant_id and a.turn_key = b.turn_key and a.entity_key < b.entity_key
-        left join memory.turns as t on t.tenant_id = a.tenant_id and t.turn_key = a.turn_key
-        group by a.tenant_id, a.entity_key, b.entity_key
-        order by a.tenant_id, a.entity_key, b.entity_key
+            on a.tenant_id = b.tenant_id and a.turn_id = b.turn_id and a.entity_id < b.entity_id
+        left join memory.turns as t on t.tenant_id = a.tenant_id and t.turn_id = a.turn_id
+        group by a.tenant_id, a.entity_id, b.entity_id
+        order by a.tenant_id, a.entity_id, b.entity_id
         on conflict (tenant_id, entity_a, entity_b) do update
         set turns = e.turns + excluded.turns, last_seen = greatest(e.last_seen, excluded.last_seen);
     end if;
@@ -165,9 +165,9 @@ for each statement execute function memory_internal._mentions_changed();
 -- The entities each turn of a session mentions, found by the deterministic extractor in what is indexed
 -- of the turn (its words and tool calls) and its speaker, or (named: the llm extractor's answer for the
 -- session) where the names the model gave appear in it, plus those the caller passed with the message
--- (metadata.entities): (turn_key, name as written, key, type, mentions).
+-- (metadata.entities): (turn_id, name as written, key, type, mentions).
 create or replace function memory_internal._extract_mentions(turns jsonb, settings jsonb, named text)
-returns table (turn_key bigint, name text, normalized text, type text, mentions integer)
+returns table (turn_id bigint, name text, normalized text, type text, mentions integer)
 language plpython3u
 stable
 as $$
@@ -200,7 +200,7 @@ returns void
 language plpgsql
 as $$
 declare
-    v_scope text := (select s.agent_id from memory.sessions as s where s.tenant_id = tenant and s.session_key = session);
+    v_agent_id text := (select s.agent_id from memory.sessions as s where s.tenant_id = tenant and s.session_key = session);
     v_found_turns bigint [];
     v_found_keys text [];
     v_found_names text [];
@@ -211,65 +211,65 @@ declare
     v_counts integer [];
     v_changed bigint [];
 begin
-    select coalesce(array_agg(f.turn_key order by f.normalized, f.turn_key), '{}'),
-           coalesce(array_agg(f.normalized order by f.normalized, f.turn_key), '{}'),
-           coalesce(array_agg(f.name order by f.normalized, f.turn_key), '{}'),
-           coalesce(array_agg(f.type order by f.normalized, f.turn_key), '{}'),
-           coalesce(array_agg(f.mentions order by f.normalized, f.turn_key), '{}')
+    select coalesce(array_agg(f.turn_id order by f.normalized, f.turn_id), '{}'),
+           coalesce(array_agg(f.normalized order by f.normalized, f.turn_id), '{}'),
+           coalesce(array_agg(f.name order by f.normalized, f.turn_id), '{}'),
+           coalesce(array_agg(f.type order by f.normalized, f.turn_id), '{}'),
+           coalesce(array_agg(f.mentions order by f.normalized, f.turn_id), '{}')
     into v_found_turns, v_found_keys, v_found_names, v_found_types, v_found_counts
     from (
-        select m.turn_key, m.normalized, min(m.name) as name,
+        select m.turn_id, m.normalized, min(m.name) as name,
                coalesce(min(m.type) filter (where m.type <> 'other'), 'other') as type, sum(m.mentions)::integer as mentions
         from memory_internal._extract_mentions(turns, settings, named) as m
-        group by m.turn_key, m.normalized
+        group by m.turn_id, m.normalized
     ) as f;
 
     -- Entities the scope does not know yet, by key or alias.
-    insert into memory.entities as e (tenant_id, scope, name, normalized, type)
-    select tenant, v_scope, (array_agg(f.name order by f.turn_key))[1], f.normalized,
+    insert into memory.entities as e (tenant_id, agent_id, name, normalized, type)
+    select tenant, v_agent_id, (array_agg(f.name order by f.turn_id))[1], f.normalized,
            coalesce(min(f.type) filter (where f.type <> 'other'), 'other')
-    from unnest(v_found_turns, v_found_keys, v_found_names, v_found_types) as f (turn_key, normalized, name, type)
+    from unnest(v_found_turns, v_found_keys, v_found_names, v_found_types) as f (turn_id, normalized, name, type)
     where not exists (
         select from memory.entities as x
-        where x.tenant_id = tenant and x.scope = v_scope
+        where x.tenant_id = tenant and x.agent_id = v_agent_id
             and (x.normalized = f.normalized or x.aliases @> array[f.normalized])
     )
     group by f.normalized
     order by f.normalized
-    on conflict on constraint entities_tenant_id_scope_normalized_key do nothing;
+    on conflict on constraint entities_tenant_id_agent_id_normalized_key do nothing;
 
-    select coalesce(array_agg(f.turn_key order by f.turn_key, f.entity_key), '{}'),
-           coalesce(array_agg(f.entity_key order by f.turn_key, f.entity_key), '{}'),
-           coalesce(array_agg(f.mentions order by f.turn_key, f.entity_key), '{}')
+    select coalesce(array_agg(f.turn_id order by f.turn_id, f.entity_id), '{}'),
+           coalesce(array_agg(f.entity_id order by f.turn_id, f.entity_id), '{}'),
+           coalesce(array_agg(f.mentions order by f.turn_id, f.entity_id), '{}')
     into v_turns, v_entities, v_counts
     from (
-        select f.turn_key, k.entity_key, sum(f.mentions)::integer as mentions
-        from unnest(v_found_turns, v_found_keys, v_found_counts) as f (turn_key, normalized, mentions)
+        select f.turn_id, k.entity_id, sum(f.mentions)::integer as mentions
+        from unnest(v_found_turns, v_found_keys, v_found_counts) as f (turn_id, normalized, mentions)
         cross join lateral (
-            select x.entity_key from memory.entities as x
-            where x.tenant_id = tenant and x.scope = v_scope
+            select x.entity_id from memory.entities as x
+            where x.tenant_id = tenant and x.agent_id = v_agent_id
                 and (x.normalized = f.normalized or x.aliases @> array[f.normalized])
-            order by x.normalized = f.normalized desc, x.entity_key
+            order by x.normalized = f.normalized desc, x.entity_id
             limit 1
         ) as k
-        group by f.turn_key, k.entity_key
+        group by f.turn_id, k.entity_id
     ) as f;
 
     -- Only the turns whose mentions changed are written again, each with all its mentions (as the edge
     -- trigger counts them): a session that grows rewrites its new turns, not the ones before.
-    select array_agg(distinct coalesce(n.t, o.turn_key)) into v_changed
+    select array_agg(distinct coalesce(n.t, o.turn_id)) into v_changed
     from unnest(v_turns, v_entities, v_counts) as n (t, e, c)
     full join (
-        select m.turn_key, m.entity_key, m.mentions from memory.entity_mentions as m
+        select m.turn_id, m.entity_id, m.mentions from memory.entity_mentions as m
         where m.tenant_id = tenant and m.session_key = session
-    ) as o on n.t = o.turn_key and n.e = o.entity_key
+    ) as o on n.t = o.turn_id and n.e = o.entity_id
     where n.c is distinct from o.mentions;
     if v_changed is null then
         return;
     end if;
     delete from memory.entity_mentions as m
-    where m.tenant_id = tenant and m.session_key = session and m.turn_key = any(v_changed);
-    insert into memory.entity_mentions (tenant_id, turn_key, entity_key, session_key, mentions)
+    where m.tenant_id = tenant and m.session_key = session and m.turn_id = any(v_changed);
+    insert into memory.entity_mentions (tenant_id, turn_id, entity_id, session_key, mentions)
     select tenant, u.t, u.e, session, u.n
     from unnest(v_turns, v_entities, v_counts) as u (t, e, n)
     where u.t = any(v_changed);

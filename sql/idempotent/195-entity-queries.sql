@@ -30,60 +30,60 @@ language plpgsql
 stable
 as $$
 declare
-    v_keys bigint [] := memory_internal._entity_keys(name, agent_id);
+    v_keys bigint [] := memory_internal._entity_ids(name, agent_id);
 begin
     if cardinality(v_keys) = 0 then
         raise exception 'agent_memory: no entity "%"%', name,
             case when agent_id is null then '' else format(' for agent "%s"', agent_id) end
-            using errcode = 'no_data_found', hint = 'select * from memory.entities(''...'') finds entities by name';
+            using errcode = 'no_data_found', hint = 'select * from memory.list_entities(''...'') finds entities by name';
     end if;
     return v_keys;
 end
 $$;
 
 comment on function memory_internal._named_entities(text, text) is
-'Internal: the keys of the entities a name stands for; an error naming it when there are none.';
+'Internal: the ids of the entities a name stands for; an error naming it when there are none.';
 
-create or replace function memory.entities(
+create or replace function memory.list_entities(
     search text default null, type text default null, agent_id text default null, k integer default 50
 ) returns table (
-    entity_id bigint, scope text, name text, type text, aliases text[], mentions bigint, sessions bigint,
+    entity_id bigint, agent_id text, name text, type text, aliases text[], mentions bigint, sessions bigint,
     last_mentioned_at timestamptz, similarity double precision
 )
 language sql
 stable
 as $$
-    with wanted as (select memory_internal._trigrams(memory.normalize_entity(entities.search)) as trigrams),
+    with wanted as (select memory_internal._trigrams(memory.normalize_entity(list_entities.search)) as trigrams),
     found as (
         select e.*,
-               case when entities.search is null then 1.0::double precision
+               case when list_entities.search is null then 1.0::double precision
                     else cardinality(array(select unnest(e.trigrams) intersect select unnest(w.trigrams)))::double precision
                          / nullif(cardinality(array(select unnest(e.trigrams) union select unnest(w.trigrams))), 0)
                end as similarity
         from memory.entities as e
         cross join wanted as w
         where e.tenant_id = (select memory.current_tenant())
-            and (entities.search is null or e.trigrams && w.trigrams)
-            and (entities.type is null or e.type = entities.type)
-            and (entities.agent_id is null or e.scope = entities.agent_id)
+            and (list_entities.search is null or e.trigrams && w.trigrams)
+            and (list_entities.type is null or e.type = list_entities.type)
+            and (list_entities.agent_id is null or e.agent_id = list_entities.agent_id)
     )
-    select f.entity_key, f.scope, f.name, f.type, f.aliases, coalesce(m.mentions, 0)::bigint,
+    select f.entity_id, f.agent_id, f.name, f.type, f.aliases, coalesce(m.mentions, 0)::bigint,
            coalesce(m.sessions, 0)::bigint, m.last_mentioned_at, round(f.similarity::numeric, 3)::double precision
     from found as f
     left join lateral (
         select sum(x.mentions) as mentions, count(distinct x.session_key) as sessions,
                max(t.created_at) as last_mentioned_at
         from memory.entity_mentions as x
-        inner join memory.turns as t on t.tenant_id = x.tenant_id and t.turn_key = x.turn_key
-        where x.tenant_id = f.tenant_id and x.entity_key = f.entity_key
+        inner join memory.turns as t on t.tenant_id = x.tenant_id and t.turn_id = x.turn_id
+        where x.tenant_id = f.tenant_id and x.entity_id = f.entity_id
     ) as m on true
     where f.similarity >= 0.3
-    order by f.similarity desc, coalesce(m.mentions, 0) desc, f.entity_key
+    order by f.similarity desc, coalesce(m.mentions, 0) desc, f.entity_id
     -- The arguments are checked where they are always read, whatever the table holds.
-    limit case when memory_internal._check_graph_query(entities.type, 1, entities.k) then entities.k end
+    limit case when memory_internal._check_graph_query(list_entities.type, 1, list_entities.k) then list_entities.k end
 $$;
 
-comment on function memory.entities(text, text, text, integer) is
+comment on function memory.list_entities(text, text, text, integer) is
 'Entities of this tenant: those whose name or an alias is like search (trigram similarity of the '
 'normalized names, at least 0.3; all when search is null), of one type, in one agent''s scope; with how '
 'often and in how many sessions they are mentioned, and when last. Best match first.';
@@ -92,7 +92,7 @@ comment on function memory.entities(text, text, text, integer) is
 -- distance, through the neighbour that shares the most turns with it): cost grows with the entities
 -- reached, not with the paths between them, and cycles end.
 create or replace function memory_internal._entity_walk(tenant text, starts bigint[], depth integer)
-returns table (entity_key bigint, distance integer, turns bigint, path bigint[])
+returns table (entity_id bigint, distance integer, turns bigint, path bigint[])
 language plpgsql
 stable
 as $$
@@ -120,7 +120,7 @@ begin
         loop
             v_frontier := v_frontier || v_next.other;
             v_paths := v_paths || jsonb_build_object(v_next.other::text, (v_paths -> v_next.via::text) || to_jsonb(v_next.other));
-            entity_key := v_next.other;
+            entity_id := v_next.other;
             distance := v_level;
             turns := v_next.turns;
             path := array(select jsonb_array_elements_text(v_paths -> v_next.other::text)::bigint);
@@ -135,43 +135,43 @@ comment on function memory_internal._entity_walk(text, bigint[], integer) is
 'Internal: the entities within depth edges of the start ones, each once at its shortest distance, with a path.';
 
 create or replace function memory.entity_neighbors(
-    name text, depth integer default 1, k integer default 20, agent_id text default null
-) returns table (entity_id bigint, scope text, name text, type text, distance integer, turns bigint, path text[])
+    entity text, depth integer default 1, k integer default 20, agent_id text default null
+) returns table (entity_id bigint, agent_id text, name text, type text, distance integer, turns bigint, path text[])
 language sql
 stable
 as $$
-    select e.entity_key, e.scope, e.name, e.type, w.distance, w.turns,
+    select e.entity_id, e.agent_id, e.name, e.type, w.distance, w.turns,
            array(select x.name from unnest(w.path) with ordinality as p (key, i)
-                 inner join memory.entities as x on x.tenant_id = e.tenant_id and x.entity_key = p.key order by p.i)
+                 inner join memory.entities as x on x.tenant_id = e.tenant_id and x.entity_id = p.key order by p.i)
     from memory_internal._entity_walk(
         (select memory.current_tenant()),
-        memory_internal._named_entities(entity_neighbors.name, entity_neighbors.agent_id),
+        memory_internal._named_entities(entity_neighbors.entity, entity_neighbors.agent_id),
         least(entity_neighbors.depth, 5)
     ) as w
-    inner join memory.entities as e on e.tenant_id = (select memory.current_tenant()) and e.entity_key = w.entity_key
-    order by w.distance, w.turns desc, e.entity_key
+    inner join memory.entities as e on e.tenant_id = (select memory.current_tenant()) and e.entity_id = w.entity_id
+    order by w.distance, w.turns desc, e.entity_id
     -- The arguments are checked where they are always read (a limit of 0 would run nothing).
     limit case when memory_internal._check_graph_query(null, entity_neighbors.depth, entity_neighbors.k)
               then entity_neighbors.k end
 $$;
 
 comment on function memory.entity_neighbors(text, integer, integer, text) is
-'The entities within depth (1-5) co-occurrence edges of an entity (named by name or alias; one agent''s '
-'scope or all), nearest first, then by how many turns mention both; each with the path that reaches it. '
+'The entities within depth (1-5) co-occurrence edges of an entity (by name or alias; one agent''s entities '
+'or every agent''s), nearest first, then by how many turns mention both; each with the path that reaches it. '
 'Cycles end: a path never visits an entity twice.';
 
-create or replace function memory.entity_sessions(name text, agent_id text default null, k integer default 20)
-returns table (session_id text, agent text, mentions bigint, first_at timestamptz, last_at timestamptz, summary text)
+create or replace function memory.entity_sessions(entity text, agent_id text default null, k integer default 20)
+returns table (session_id text, agent_id text, mentions bigint, first_at timestamptz, last_at timestamptz, summary text)
 language sql
 stable
 as $$
     select s.session_id, s.agent_id, sum(m.mentions)::bigint, min(t.created_at), max(t.created_at), sm.summary
     from memory.entity_mentions as m
-    inner join memory.turns as t on t.tenant_id = m.tenant_id and t.turn_key = m.turn_key
+    inner join memory.turns as t on t.tenant_id = m.tenant_id and t.turn_id = m.turn_id
     inner join memory.sessions as s on s.tenant_id = m.tenant_id and s.session_key = m.session_key
     left join memory.summaries as sm on sm.tenant_id = m.tenant_id and sm.session_key = m.session_key
     where m.tenant_id = (select memory.current_tenant())
-        and m.entity_key = any(memory_internal._entity_keys(entity_sessions.name, entity_sessions.agent_id))
+        and m.entity_id = any(memory_internal._entity_ids(entity_sessions.entity, entity_sessions.agent_id))
     group by s.session_key, s.session_id, s.agent_id, sm.summary
     order by max(t.created_at) desc, s.session_key
     limit greatest(entity_sessions.k, 1)
@@ -205,18 +205,18 @@ begin
         raise exception 'agent_memory: "%" and "%" are already one entity', merge_entities.keep, merge_entities.merge
             using errcode = 'invalid_parameter_value';
     end if;
-    perform from memory.entities as e where e.tenant_id = v_tenant and e.entity_key in (v_keep, v_merge)
-    order by e.entity_key for update;
+    perform from memory.entities as e where e.tenant_id = v_tenant and e.entity_id in (v_keep, v_merge)
+    order by e.entity_id for update;
 
     -- Mentions: the merged entity's become the kept one's (added up where a turn mentions both).
     with moved as (
-        delete from memory.entity_mentions as m where m.tenant_id = v_tenant and m.entity_key = v_merge
-        returning m.turn_key, m.session_key, m.mentions
+        delete from memory.entity_mentions as m where m.tenant_id = v_tenant and m.entity_id = v_merge
+        returning m.turn_id, m.session_key, m.mentions
     ),
     added as (
-        insert into memory.entity_mentions as m (tenant_id, turn_key, entity_key, session_key, mentions)
-        select v_tenant, mv.turn_key, v_keep, mv.session_key, mv.mentions from moved as mv
-        on conflict (tenant_id, turn_key, entity_key) do update set mentions = m.mentions + excluded.mentions
+        insert into memory.entity_mentions as m (tenant_id, turn_id, entity_id, session_key, mentions)
+        select v_tenant, mv.turn_id, v_keep, mv.session_key, mv.mentions from moved as mv
+        on conflict (tenant_id, turn_id, entity_id) do update set mentions = m.mentions + excluded.mentions
         returning 1
     )
     select count(*) into v_mentions from added;
@@ -224,20 +224,20 @@ begin
     delete from memory.entity_edges as e
     where e.tenant_id = v_tenant and (e.entity_a in (v_keep, v_merge) or e.entity_b in (v_keep, v_merge));
     insert into memory.entity_edges (tenant_id, entity_a, entity_b, turns, last_seen)
-    select v_tenant, least(v_keep, o.entity_key), greatest(v_keep, o.entity_key), count(*), max(t.created_at)
+    select v_tenant, least(v_keep, o.entity_id), greatest(v_keep, o.entity_id), count(*), max(t.created_at)
     from memory.entity_mentions as k
     inner join memory.entity_mentions as o
-        on o.tenant_id = k.tenant_id and o.turn_key = k.turn_key and o.entity_key not in (v_keep, v_merge)
-    inner join memory.turns as t on t.tenant_id = k.tenant_id and t.turn_key = k.turn_key
-    where k.tenant_id = v_tenant and k.entity_key = v_keep
-    group by o.entity_key
-    order by o.entity_key;
+        on o.tenant_id = k.tenant_id and o.turn_id = k.turn_id and o.entity_id not in (v_keep, v_merge)
+    inner join memory.turns as t on t.tenant_id = k.tenant_id and t.turn_id = k.turn_id
+    where k.tenant_id = v_tenant and k.entity_id = v_keep
+    group by o.entity_id
+    order by o.entity_id;
 
-    update memory.entity_states as s set entity_key = v_keep
-    where s.tenant_id = v_tenant and s.entity_key = v_merge
+    update memory.entity_states as s set entity_id = v_keep
+    where s.tenant_id = v_tenant and s.entity_id = v_merge
         and not exists (
             select from memory.entity_states as k
-            where k.tenant_id = v_tenant and k.entity_key = v_keep and k.attribute = s.attribute
+            where k.tenant_id = v_tenant and k.entity_id = v_keep and k.attribute = s.attribute
         );
     get diagnostics v_states = row_count;
 
@@ -246,12 +246,12 @@ begin
         select distinct a from unnest(e.aliases || m.aliases || m.normalized) as a where a <> e.normalized order by a
     )
     from memory.entities as m
-    where e.tenant_id = v_tenant and e.entity_key = v_keep and m.tenant_id = v_tenant and m.entity_key = v_merge;
-    delete from memory.entities as e where e.tenant_id = v_tenant and e.entity_key = v_merge;
+    where e.tenant_id = v_tenant and e.entity_id = v_keep and m.tenant_id = v_tenant and m.entity_id = v_merge;
+    delete from memory.entities as e where e.tenant_id = v_tenant and e.entity_id = v_merge;
 
     return query
-    select e.entity_key, e.name, e.aliases, v_mentions, v_states
-    from memory.entities as e where e.tenant_id = v_tenant and e.entity_key = v_keep;
+    select e.entity_id, e.name, e.aliases, v_mentions, v_states
+    from memory.entities as e where e.tenant_id = v_tenant and e.entity_id = v_keep;
 end
 $$;
 

@@ -26,31 +26,31 @@ begin
             using errcode = 'invalid_parameter_value';
     end if;
     perform memory_internal._check_graph_query(_set_entity_state.type, 1, 1);
-    v_entity := memory_internal._entity_key(v_tenant, _set_entity_state.entity, _set_entity_state.agent_id,
+    v_entity := memory_internal._entity_id(v_tenant, _set_entity_state.entity, _set_entity_state.agent_id,
                                             _set_entity_state.type);
     -- Writers of one entity's state take turns.
-    perform from memory.entities as e where e.tenant_id = v_tenant and e.entity_key = v_entity for update;
+    perform from memory.entities as e where e.tenant_id = v_tenant and e.entity_id = v_entity for update;
 
     -- A value at the same instant is a correction of it.
     update memory.entity_states as s set value = _set_entity_state.value, recorded_at = pg_catalog.now(),
         recorded_by = session_user
-    where s.tenant_id = v_tenant and s.entity_key = v_entity and s.attribute = _set_entity_state.attribute
+    where s.tenant_id = v_tenant and s.entity_id = v_entity and s.attribute = _set_entity_state.attribute
         and s.valid_from = _set_entity_state.valid_from
-    returning s.state_key into v_state;
+    returning s.state_id into v_state;
     if v_state is null then
         select min(s.valid_from) into v_next from memory.entity_states as s
-        where s.tenant_id = v_tenant and s.entity_key = v_entity and s.attribute = _set_entity_state.attribute
+        where s.tenant_id = v_tenant and s.entity_id = v_entity and s.attribute = _set_entity_state.attribute
             and s.valid_from > _set_entity_state.valid_from;
         update memory.entity_states as s set valid_to = _set_entity_state.valid_from
-        where s.tenant_id = v_tenant and s.entity_key = v_entity and s.attribute = _set_entity_state.attribute
+        where s.tenant_id = v_tenant and s.entity_id = v_entity and s.attribute = _set_entity_state.attribute
             and s.valid_from < _set_entity_state.valid_from
             and (s.valid_to is null or s.valid_to > _set_entity_state.valid_from);
-        insert into memory.entity_states (tenant_id, entity_key, attribute, value, valid_from, valid_to)
+        insert into memory.entity_states (tenant_id, entity_id, attribute, value, valid_from, valid_to)
         values (v_tenant, v_entity, _set_entity_state.attribute, _set_entity_state.value, _set_entity_state.valid_from,
                 v_next)
-        returning state_key into v_state;
+        returning state_id into v_state;
     end if;
-    return query select s.* from memory.entity_states as s where s.tenant_id = v_tenant and s.state_key = v_state;
+    return query select s.* from memory.entity_states as s where s.tenant_id = v_tenant and s.state_id = v_state;
 end
 $$;
 
@@ -65,7 +65,7 @@ create or replace function memory.set_entity_state(
 )
 language sql
 as $$
-    select s.state_key, s.entity_key, s.attribute, s.value, s.valid_from, s.valid_to
+    select s.state_id, s.entity_id, s.attribute, s.value, s.valid_from, s.valid_to
     from memory_internal._set_entity_state(entity, attribute, value, valid_from, agent_id, type) as s
 $$;
 
@@ -78,21 +78,21 @@ comment on function memory.set_entity_state(text, text, jsonb, timestamptz, text
 create or replace function memory.entity_state(
     entity text, as_of timestamptz default null, attribute text default null, agent_id text default null
 ) returns table (
-    entity_id bigint, scope text, attribute text, value jsonb, valid_from timestamptz, valid_to timestamptz,
+    entity_id bigint, agent_id text, attribute text, value jsonb, valid_from timestamptz, valid_to timestamptz,
     recorded_at timestamptz
 )
 language sql
 stable
 as $$
-    select s.entity_key, e.scope, s.attribute, s.value, s.valid_from, s.valid_to, s.recorded_at
+    select s.entity_id, e.agent_id, s.attribute, s.value, s.valid_from, s.valid_to, s.recorded_at
     from memory.entity_states as s
-    inner join memory.entities as e on e.tenant_id = s.tenant_id and e.entity_key = s.entity_key
+    inner join memory.entities as e on e.tenant_id = s.tenant_id and e.entity_id = s.entity_id
     where s.tenant_id = (select memory.current_tenant())
-        and s.entity_key = any(memory_internal._entity_keys(entity_state.entity, entity_state.agent_id))
+        and s.entity_id = any(memory_internal._entity_ids(entity_state.entity, entity_state.agent_id))
         and (entity_state.attribute is null or s.attribute = entity_state.attribute)
         and s.valid_from <= coalesce(entity_state.as_of, pg_catalog.now())
         and (s.valid_to is null or s.valid_to > coalesce(entity_state.as_of, pg_catalog.now()))
-    order by s.attribute, e.scope
+    order by s.attribute, e.agent_id
 $$;
 
 comment on function memory.entity_state(text, timestamptz, text, text) is
@@ -102,19 +102,19 @@ comment on function memory.entity_state(text, timestamptz, text, text) is
 
 create or replace function memory.entity_history(entity text, attribute text, agent_id text default null)
 returns table (
-    entity_id bigint, scope text, value jsonb, valid_from timestamptz, valid_to timestamptz,
+    entity_id bigint, agent_id text, value jsonb, valid_from timestamptz, valid_to timestamptz,
     recorded_at timestamptz, recorded_by text
 )
 language sql
 stable
 as $$
-    select s.entity_key, e.scope, s.value, s.valid_from, s.valid_to, s.recorded_at, s.recorded_by
+    select s.entity_id, e.agent_id, s.value, s.valid_from, s.valid_to, s.recorded_at, s.recorded_by
     from memory.entity_states as s
-    inner join memory.entities as e on e.tenant_id = s.tenant_id and e.entity_key = s.entity_key
+    inner join memory.entities as e on e.tenant_id = s.tenant_id and e.entity_id = s.entity_id
     where s.tenant_id = (select memory.current_tenant())
-        and s.entity_key = any(memory_internal._entity_keys(entity_history.entity, entity_history.agent_id))
+        and s.entity_id = any(memory_internal._entity_ids(entity_history.entity, entity_history.agent_id))
         and s.attribute = entity_history.attribute
-    order by e.scope, s.valid_from
+    order by e.agent_id, s.valid_from
 $$;
 
 comment on function memory.entity_history(text, text, text) is

@@ -46,7 +46,7 @@ begin
         select m.memory_id, m.content, 1 - (e.embedding <=> v_vector) as similarity
         from memory.memories as m
         inner join memory.chunk_embeddings as e
-            on m.tenant_id = e.tenant_id and m.turn_key = e.turn_key and e.chunk_no = 0 and e.model = v_model.model
+            on m.tenant_id = e.tenant_id and m.turn_id = e.turn_id and e.chunk_no = 0 and e.model = v_model.model
         where m.tenant_id = tenant and m.agent_id = agent and m.kind = _paraphrased_memory.kind
             and m.valid_to is null and m.status in ('active', 'ongoing')
             and (_paraphrased_memory.key is null or m.key = _paraphrased_memory.key)

@@ -49,7 +49,7 @@ create or replace function memory_internal._remembered_turn(agent_id text, messa
 language sql
 stable
 as $$
-    select t.turn_key
+    select t.turn_id
     from memory.turns as t
     inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
     where s.tenant_id = memory.current_tenant() and s.agent_id = _remembered_turn.agent_id
@@ -98,7 +98,7 @@ $$;
 comment on function memory_internal._memory_turn(text, text, text, jsonb, text) is
 'Internal: the key of the turn of session ''remembered'' that carries a memory''s words (committed if new).';
 
--- The turn keys of turn ids a caller gave as evidence: every one must be a turn of this tenant.
+-- The turn ids a caller gave as evidence, checked: every one must be a turn of this tenant.
 create or replace function memory_internal._evidence_turns(turn_ids bigint[]) returns bigint[]
 language plpgsql
 stable
@@ -109,7 +109,7 @@ begin
     select e.id into v_missing
     from unnest(coalesce(turn_ids, '{}')) as e (id)
     where e.id is null or not exists (
-        select from memory.turns as t where t.tenant_id = memory.current_tenant() and t.turn_key = e.id
+        select from memory.turns as t where t.tenant_id = memory.current_tenant() and t.turn_id = e.id
     )
     limit 1;
     if found then
@@ -127,9 +127,9 @@ comment on function memory_internal._evidence_turns(bigint[]) is
 create or replace function memory_internal._add_evidence(tenant text, memory_id bigint, turns bigint[]) returns void
 language sql
 as $$
-    insert into memory.memory_evidence (tenant_id, memory_id, turn_key)
-    select tenant, _add_evidence.memory_id, e.turn_key from unnest(turns) as e (turn_key)
-    order by e.turn_key
+    insert into memory.memory_evidence (tenant_id, memory_id, turn_id)
+    select tenant, _add_evidence.memory_id, e.turn_id from unnest(turns) as e (turn_id)
+    order by e.turn_id
     on conflict do nothing
 $$;
 
@@ -281,7 +281,7 @@ begin
             where m.tenant_id = v_tenant and m.memory_id = v_before and (m.valid_to is null or m.valid_to > v_from);
         end if;
         insert into memory.memories (tenant_id, agent_id, kind, content, key, subjects, tags, importance, confidence,
-                                     status, valid_from, valid_to, canonical, turn_key, supersedes)
+                                     status, valid_from, valid_to, canonical, turn_id, supersedes)
         values (v_tenant, remember.agent_id, remember.kind, v_text, v_key, v_subjects,
                 coalesce(remember.tags, '{}'), remember.importance, remember.confidence,
                 case when v_next is null then remember.status else 'superseded' end, v_from, v_next, v_canonical,
@@ -325,7 +325,7 @@ with remembered as (
     select
         t.tenant_id,
         s.agent_id,
-        t.turn_key,
+        t.turn_id,
         t.created_at,
         btrim(t.content) as content,
         coalesce((
@@ -338,18 +338,18 @@ with remembered as (
         s.source = 'remember' and btrim(t.content) <> ''
         and not exists (
             select from memory.memories as m
-            where m.tenant_id = t.tenant_id and m.turn_key = t.turn_key
+            where m.tenant_id = t.tenant_id and m.turn_id = t.turn_id
         )
 )
 
-insert into memory.memories (tenant_id, agent_id, kind, content, canonical, turn_key, valid_from, recorded_at)
+insert into memory.memories (tenant_id, agent_id, kind, content, canonical, turn_id, valid_from, recorded_at)
 select
     r.tenant_id,
     r.agent_id,
     r.kind,
     r.content,
     memory_internal._memory_canonical(r.kind, '{}', r.content) as canonical,
-    r.turn_key,
+    r.turn_id,
     r.created_at as valid_from,
     r.created_at as recorded_at
 from remembered as r

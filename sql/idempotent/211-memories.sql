@@ -7,7 +7,7 @@ create or replace function memory_internal._memory_evidence(tenant text, memory_
 language sql
 stable
 as $$
-    select coalesce(array_agg(e.turn_key order by e.turn_key), '{}')
+    select coalesce(array_agg(e.turn_id order by e.turn_id), '{}')
     from memory.memory_evidence as e
     where e.tenant_id = tenant and e.memory_id = _memory_evidence.memory_id
 $$;
@@ -39,9 +39,9 @@ select
         where n.tenant_id = m.tenant_id and n.supersedes = m.memory_id and n.status <> 'retracted'
         order by n.valid_from, n.memory_id limit 1
     ) as superseded_by,
-    m.turn_key as turn_id,
+    m.turn_id,
     (
-        select coalesce(array_agg(e.turn_key order by e.turn_key), '{}') from memory.memory_evidence as e
+        select coalesce(array_agg(e.turn_id order by e.turn_id), '{}') from memory.memory_evidence as e
         where e.tenant_id = m.tenant_id and e.memory_id = m.memory_id
     ) as evidence_turn_ids,
     m.origin
@@ -91,7 +91,7 @@ as $$
            case when as_of is not null and m.status in ('superseded', 'resolved') then 'active' else m.status end,
            memory_internal._memory_evidence(m.tenant_id, m.memory_id), m.tier, greatest(m.recorded_at, m.used_at)
     from memory.memories as m
-    where m.tenant_id = tenant and m.turn_key = turn and m.status <> 'pending'
+    where m.tenant_id = tenant and m.turn_id = turn and m.status <> 'pending'
         and case
             when as_of is not null then memory.memory_holds(m.status, m.valid_from, m.valid_to, as_of)
             when include_ended then true
@@ -120,7 +120,7 @@ comment on function memory.get(text, text, timestamptz) is
 'The memory held under a key: the current version, or (as_of) the one that held then; one agent''s or '
 '(agent_id null) each agent''s. No row: nothing holds under that key.';
 
-create or replace function memory.memories(
+create or replace function memory.list_memories(
     kind text default null, agent_id text default null, subject text default null, tag text default null,
     search text default null, status text default null, as_of timestamptz default null, k integer default 100
 ) returns setof memory.memory_items
@@ -129,40 +129,40 @@ stable
 as $$
 #variable_conflict use_column
 begin
-    if memories.kind is not null and not memories.kind = any (memory_internal._memory_kinds()) then
+    if list_memories.kind is not null and not list_memories.kind = any (memory_internal._memory_kinds()) then
         raise exception 'agent_memory: memory kind must be one of %, got %',
-            array_to_string(memory_internal._memory_kinds(), ', '), memories.kind using errcode = 'invalid_parameter_value';
+            array_to_string(memory_internal._memory_kinds(), ', '), list_memories.kind using errcode = 'invalid_parameter_value';
     end if;
-    if memories.status is not null
-        and memories.status not in ('active', 'ongoing', 'resolved', 'superseded', 'retracted', 'pending') then
+    if list_memories.status is not null
+        and list_memories.status not in ('active', 'ongoing', 'resolved', 'superseded', 'retracted', 'pending') then
         raise exception
             'agent_memory: memory status must be active, ongoing, resolved, superseded, retracted or pending, got %',
-            memories.status using errcode = 'invalid_parameter_value';
+            list_memories.status using errcode = 'invalid_parameter_value';
     end if;
-    if memories.status is not null and memories.as_of is not null then
+    if list_memories.status is not null and list_memories.as_of is not null then
         raise exception 'agent_memory: give status or as_of, not both'
             using errcode = 'invalid_parameter_value', hint = 'as_of lists what held then, whatever its status now';
     end if;
-    if memories.k is null or memories.k < 1 then
-        raise exception 'agent_memory: k must be at least 1, got %', coalesce(memories.k::text, 'null')
+    if list_memories.k is null or list_memories.k < 1 then
+        raise exception 'agent_memory: k must be at least 1, got %', coalesce(list_memories.k::text, 'null')
             using errcode = 'invalid_parameter_value';
     end if;
     return query
     select i.* from memory.memory_items as i
-    where (memories.kind is null or i.kind = memories.kind)
-        and (memories.agent_id is null or i.agent_id = memories.agent_id)
-        and (memories.subject is null or i.subjects @> array[memory.normalize_entity(memories.subject)])
-        and (memories.tag is null or i.tags @> array[memories.tag])
-        and (memories.search is null or strpos(lower(i.content), lower(memories.search)) > 0)
-        and case when memories.status is null then memory.memory_holds(i.status, i.valid_from, i.valid_to,
-                                                                                 memories.as_of)
-                 else i.status = memories.status end
+    where (list_memories.kind is null or i.kind = list_memories.kind)
+        and (list_memories.agent_id is null or i.agent_id = list_memories.agent_id)
+        and (list_memories.subject is null or i.subjects @> array[memory.normalize_entity(list_memories.subject)])
+        and (list_memories.tag is null or i.tags @> array[list_memories.tag])
+        and (list_memories.search is null or strpos(lower(i.content), lower(list_memories.search)) > 0)
+        and case when list_memories.status is null then memory.memory_holds(i.status, i.valid_from, i.valid_to,
+                                                                                 list_memories.as_of)
+                 else i.status = list_memories.status end
     order by i.importance desc, i.valid_from desc, i.memory_id desc
-    limit memories.k;
+    limit list_memories.k;
 end
 $$;
 
-comment on function memory.memories(text, text, text, text, text, text, timestamptz, integer) is
+comment on function memory.list_memories(text, text, text, text, text, text, timestamptz, integer) is
 'This tenant''s memories, most important then newest first, at most k (default 100): those that hold now '
 '(active or ongoing, not superseded), or those that held at as_of, or those of one status. Filters: kind, '
 'agent_id, subject (normalized as entity names), tag, search (words in the content, any case).';

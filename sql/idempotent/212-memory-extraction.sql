@@ -4,7 +4,7 @@
 
 -- The proposals for a session's turns: by the patterns (answer null), or read from the llm's answer.
 create or replace function memory_internal._propose_memories(turns jsonb, answer text)
-returns table (turn_key bigint, kind text, content text)
+returns table (turn_id bigint, kind text, content text)
 language plpython3u
 stable
 as $$
@@ -21,7 +21,7 @@ else:
         plpy.error("agent_memory: llm memory extraction failed: %s" % exc)
     for problem in problems:
         plpy.notice("agent_memory: llm memory extraction: %s; left out" % problem)
-return [(p.turn_key, p.kind, p.content) for p in proposals]
+return [(p.turn_id, p.kind, p.content) for p in proposals]
 $$;
 
 comment on function memory_internal._propose_memories(jsonb, text) is
@@ -47,12 +47,12 @@ begin
             memory.current_tenant();
     end if;
     for v_proposal in
-        select p.turn_key, p.kind, p.content
+        select p.turn_id, p.kind, p.content
         from memory_internal._propose_memories(turns, answer) as p
         where not exists (
             select from memory.memory_evidence as e
             inner join memory.memories as m on e.tenant_id = m.tenant_id and e.memory_id = m.memory_id
-            where e.tenant_id = tenant and e.turn_key = p.turn_key and m.agent_id = v_agent
+            where e.tenant_id = tenant and e.turn_id = p.turn_id and m.agent_id = v_agent
                 and (
                     m.canonical = memory_internal._memory_canonical(p.kind, '{}', btrim(p.content))
                     or exists (
@@ -62,7 +62,7 @@ begin
                 )
         )
         -- One order of the claims' locks for every worker.
-        order by memory_internal._memory_canonical(p.kind, '{}', btrim(p.content)), p.turn_key
+        order by memory_internal._memory_canonical(p.kind, '{}', btrim(p.content)), p.turn_id
     loop
         -- A claim held already gains the turn; remember() would find it the same way and change nothing.
         v_held := memory_internal._held_claim(
@@ -70,13 +70,13 @@ begin
             settings ->> 'extracted_memory_status' = 'pending'
         );
         if v_held is not null then
-            perform memory_internal._add_evidence(tenant, v_held, array[v_proposal.turn_key]);
+            perform memory_internal._add_evidence(tenant, v_held, array[v_proposal.turn_id]);
             continue;
         end if;
         -- A new claim, or a paraphrase of one held: remember stores the turn as its evidence.
         select r.* into v_memory
         from memory.remember(v_proposal.content, v_proposal.kind, agent_id => v_agent, enrich => 'queue',
-                             evidence => array[v_proposal.turn_key],
+                             evidence => array[v_proposal.turn_id],
                              status => settings ->> 'extracted_memory_status') as r;
         if v_memory.outcome = 'created' then
             update memory.memories as m set origin = settings ->> 'memory_extractor'

@@ -20,7 +20,7 @@ as $$
             where c.tenant_id = memory.current_tenant() and c.agent_id = a.agent_id),
            (select count(*) from memory.chunks as c
             inner join memory.chunk_embeddings as e
-                on c.tenant_id = e.tenant_id and c.turn_key = e.turn_key and c.chunk_no = e.chunk_no
+                on c.tenant_id = e.tenant_id and c.turn_id = e.turn_id and c.chunk_no = e.chunk_no
             where c.tenant_id = memory.current_tenant() and c.agent_id = a.agent_id
                 and e.model = memory.recall_model()),
            (select count(*) from memory.summaries as m
@@ -31,7 +31,7 @@ as $$
                 and memory.memory_holds(m.status, m.valid_from, m.valid_to, null)),
            -- Verdicts on the agent's turns, memories and sessions.
            (select count(*) from memory.feedback as f
-            left join memory.turns as u on f.tenant_id = u.tenant_id and f.turn_key = u.turn_key
+            left join memory.turns as u on f.tenant_id = u.tenant_id and f.turn_id = u.turn_id
             left join memory.memories as m on f.tenant_id = m.tenant_id and f.memory_id = m.memory_id
             left join memory.sessions as s on f.tenant_id = s.tenant_id and f.session_key = s.session_key
             where f.tenant_id = memory.current_tenant() and a.agent_id in (u.agent_id, m.agent_id, s.agent_id)),

@@ -78,8 +78,7 @@ select
     memory.decayed_importance(
         (memory.setting('session_importance') #>> '{}')::double precision, greatest(s.updated_at, s.used_at),
         pg_catalog.now(), (select pg_catalog.jsonb_object_agg(x.key, x.value) from memory.settings as x)
-    ) as decayed_importance,
-    s.session_key
+    ) as decayed_importance
 from memory.sessions as s
 where s.tenant_id = (select memory.current_tenant()) and s.session_id <> 'remembered'
 union all
@@ -95,8 +94,7 @@ select
     memory.decayed_importance(
         m.importance, greatest(m.recorded_at, m.used_at), pg_catalog.now(),
         (select pg_catalog.jsonb_object_agg(x.key, x.value) from memory.settings as x)
-    ) as decayed_importance,
-    null as session_key
+    ) as decayed_importance
 from memory.memories as m
 where m.tenant_id = (select memory.current_tenant());
 
@@ -114,7 +112,6 @@ comment on column memory.tier_items.last_used is 'When it was last written, retu
 comment on column memory.tier_items.decayed_importance is
 'importance decayed since last_used (halved every tier_hot_half_life_days down to tier_warm_below, then every '
 'tier_warm_half_life_days down to tier_cold_below, then every tier_cold_half_life_days).';
-comment on column memory.tier_items.session_key is 'Internal key of the session (a session).';
 
 -- The items tiers and retention rank: each session but an agent's session 'remembered' (whose memories
 -- are items each), of importance session_importance, and each memory, with its tier, status and last use.
@@ -294,7 +291,7 @@ as $$
         used_at = pg_catalog.now()
     where m.tenant_id = tenant and m.memory_id in (
         select x.memory_id from memory.memories as x
-        where x.tenant_id = tenant and x.turn_key = any(turns)
+        where x.tenant_id = tenant and x.turn_id = any(turns)
             and (x.tier <> 'hot' or x.used_at is null or x.used_at < pg_catalog.now() - interval '1 hour')
         for update skip locked
     );

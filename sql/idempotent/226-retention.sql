@@ -118,7 +118,7 @@ $$;
 comment on function memory.drop_retention(bigint) is
 'Removes a retention policy of this tenant; whether there was one.';
 
-create or replace function memory.retention_policies()
+create or replace function memory.list_retention_policies()
 returns setof memory.retention_policies
 language sql
 stable
@@ -126,7 +126,7 @@ as $$
     select * from memory.retention_policies as p where p.tenant_id = memory.current_tenant() order by p.policy_id
 $$;
 
-comment on function memory.retention_policies() is 'The retention policies of this tenant.';
+comment on function memory.list_retention_policies() is 'The retention policies of this tenant.';
 
 -- What a tenant's policies select at a time: each item once, under the first policy that selects it, and
 -- the memories extracted from selected sessions alone (they go with them).
@@ -171,12 +171,12 @@ as $$
         select x.memory_id, (
             select min(s.policy_id)
             from memory.memory_evidence as e
-            inner join memory.turns as t on t.tenant_id = e.tenant_id and t.turn_key = e.turn_key
+            inner join memory.turns as t on t.tenant_id = e.tenant_id and t.turn_id = e.turn_id
             inner join selected as s on s.data = 'sessions' and s.session_key = t.session_key
             where e.tenant_id = tenant and e.memory_id = x.memory_id
         ) as policy_id
         from memory_internal._extracted_from(tenant, array(
-            select t.turn_key from memory.turns as t
+            select t.turn_id from memory.turns as t
             inner join selected as s on s.data = 'sessions' and t.tenant_id = tenant and t.session_key = s.session_key
         )) as x (memory_id)
     )
@@ -251,7 +251,7 @@ begin
         exit when attempt = 2 or cardinality(v_policies) = 0;
         perform memory_internal._lock_sessions(tenant, v_sessions || array(
             select distinct t.session_key from memory.memories as m
-            inner join memory.turns as t on m.tenant_id = t.tenant_id and m.turn_key = t.turn_key
+            inner join memory.turns as t on m.tenant_id = t.tenant_id and m.turn_id = t.turn_id
             where m.tenant_id = tenant and m.memory_id = any(v_memories)
         ));
         perform from memory.memories as m
@@ -267,7 +267,7 @@ begin
     -- the turns that carry the words of the memories that go, the entities nothing else mentions.
     v_memories := v_memories || array(
         select x.memory_id from memory_internal._extracted_from(tenant, array(
-            select t.turn_key from memory.turns as t where t.tenant_id = tenant and t.session_key = any(v_sessions)
+            select t.turn_id from memory.turns as t where t.tenant_id = tenant and t.session_key = any(v_sessions)
         )) as x (memory_id)
         where x.memory_id <> all(v_memories)
     );
@@ -281,33 +281,33 @@ begin
     perform from memory.turns as t
     where t.tenant_id = tenant and (
         t.session_key = any(v_sessions)
-        or t.turn_key in (select m.turn_key from memory.memories as m where m.tenant_id = tenant and m.memory_id = any(v_memories))
+        or t.turn_id in (select m.turn_id from memory.memories as m where m.tenant_id = tenant and m.memory_id = any(v_memories))
     )
-    order by t.turn_key
+    order by t.turn_id
     for update;
     v_words := array(
-        select distinct m.turn_key from memory.memories as m
+        select distinct m.turn_id from memory.memories as m
         where m.tenant_id = tenant and m.memory_id = any(v_memories)
             and not exists (
                 select from memory.memories as o
-                where o.tenant_id = tenant and o.turn_key = m.turn_key and o.memory_id <> all(v_memories)
+                where o.tenant_id = tenant and o.turn_id = m.turn_id and o.memory_id <> all(v_memories)
             )
     );
     v_entities := array(
-        select distinct e.entity_key from memory.entity_mentions as e
-        where e.tenant_id = tenant and (e.session_key = any(v_sessions) or e.turn_key = any(v_words))
+        select distinct e.entity_id from memory.entity_mentions as e
+        where e.tenant_id = tenant and (e.session_key = any(v_sessions) or e.turn_id = any(v_words))
             and not exists (
                 select from memory.entity_mentions as o
-                where o.tenant_id = tenant and o.entity_key = e.entity_key
-                    and o.session_key <> all(v_sessions) and o.turn_key <> all(v_words)
+                where o.tenant_id = tenant and o.entity_id = e.entity_id
+                    and o.session_key <> all(v_sessions) and o.turn_id <> all(v_words)
             )
-            and not exists (select from memory.entity_states as x where x.tenant_id = tenant and x.entity_key = e.entity_key)
+            and not exists (select from memory.entity_states as x where x.tenant_id = tenant and x.entity_id = e.entity_id)
     );
     select count(*), coalesce(sum((select count(*) from memory.chunks as c
-                                   where c.tenant_id = tenant and c.turn_key = t.turn_key)), 0)
+                                   where c.tenant_id = tenant and c.turn_id = t.turn_id)), 0)
     into v_turns, v_chunks
     from memory.turns as t
-    where t.tenant_id = tenant and (t.session_key = any(v_sessions) or t.turn_key = any(v_words));
+    where t.tenant_id = tenant and (t.session_key = any(v_sessions) or t.turn_id = any(v_words));
     v_lines := array(
         select r::text from memory_internal._export_records(tenant, v_sessions, v_memories, v_entities) as r
     );
@@ -335,7 +335,7 @@ comment on function memory_internal._apply_retention(text, timestamptz, integer)
 'Internal: archives at most batch of the items a tenant''s retention policies select at a time, then removes '
 'them (memory.maintain).';
 
-create or replace function memory.archives()
+create or replace function memory.list_archives()
 returns table (
     archive_id bigint, created_at timestamptz, created_by text, policies bigint[], removed jsonb, records bigint,
     bytes integer, sha256 text, dropped_at timestamptz
@@ -350,7 +350,7 @@ as $$
     order by a.archive_id
 $$;
 
-comment on function memory.archives() is
+comment on function memory.list_archives() is
 'The archives of this tenant''s retention, oldest first: when, by whom, under which policies, how much went, '
 'the size of the gzipped data (null once dropped) and its sha256.';
 

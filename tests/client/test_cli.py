@@ -73,10 +73,10 @@ def test_worker_once_runs_the_queue_and_reports_progress(db, dsn):
         " from unnest(array['s1', 's2', 's3']) as s"
     )
     db.commit()
-    result = run("--dsn", dsn, "worker", "--once", "--batch", "2")
+    result = run("--dsn", dsn, "work", "--once", "--max-jobs", "2")
     assert result.returncode == 0, result.stderr
     assert "enrichment [" in result.stderr and "3/3 jobs" in result.stderr
-    assert result.stdout.strip().endswith("worker finished: 3 done, 0 failed")
+    assert result.stdout.strip().endswith("work finished: 3 done, 0 failed")
     assert db.execute("select count(*) from memory.jobs where status = 'done'").fetchone()[0] == 3
 
 
@@ -123,7 +123,7 @@ def test_import_is_idempotent_and_resumes_where_it_stopped(db, dsn):
 
 
 def test_import_chatgpt_and_claude_code_logs(db, dsn):
-    chatgpt = run("--dsn", dsn, "import", "chatgpt", "--agent", "me", str(FIXTURES / "chatgpt-conversations.json"))
+    chatgpt = run("--dsn", dsn, "import", "chatgpt", "--agent-id", "me", str(FIXTURES / "chatgpt-conversations.json"))
     assert chatgpt.returncode == 0, chatgpt.stderr
     assert (
         chatgpt.stdout.strip()
@@ -134,7 +134,7 @@ def test_import_chatgpt_and_claude_code_logs(db, dsn):
         dsn,
         "import",
         "claude-code",
-        "--agent",
+        "--agent-id",
         "me",
         "--enrich",
         "now",
@@ -143,7 +143,7 @@ def test_import_chatgpt_and_claude_code_logs(db, dsn):
     assert claude.returncode == 0, claude.stderr
     (tool_turn,) = db.execute("select tool_call_id from memory.turns where role = 'tool'").fetchall()
     assert tool_turn == ("toolu_1",)
-    recalled = run("--dsn", dsn, "--json", "recall", "why does the login test fail?", "-k", "3", "--agent", "me")
+    recalled = run("--dsn", dsn, "--json", "recall", "why does the login test fail?", "-k", "3", "--agent-id", "me")
     hits = json.loads(recalled.stdout)
     assert {hit["session_id"] for hit in hits} == {"0b6f7d3e-claude-session"}
     assert any("Freeze the clock" in hit["content"] for hit in hits)
@@ -160,7 +160,7 @@ def test_commit_recall_explain_feedback_remember_bootstrap_stats(db, dsn):
         ]
     )
     committed = subprocess.run(
-        [CLI, "--dsn", dsn, "commit", "chat-1", "-", "--agent", "bot", "--enrich", "now"],
+        [CLI, "--dsn", dsn, "commit", "chat-1", "-", "--agent-id", "bot", "--enrich", "now"],
         input=messages,
         capture_output=True,
         text=True,
@@ -177,17 +177,19 @@ def test_commit_recall_explain_feedback_remember_bootstrap_stats(db, dsn):
 
     db.execute("update memory.sessions set tier = 'cold' where session_id = 'chat-1'")
     db.commit()
-    assert run("--dsn", dsn, "--json", "explain", "signing keys", "--tier", "hot").stdout.strip() == "[]"
-    assert "signing keys" in run("--dsn", dsn, "recall", "signing keys", "--tier", "cold", "--tier", "warm").stdout
+    assert run("--dsn", dsn, "--json", "explain-recall", "signing keys", "--tiers", "hot").stdout.strip() == "[]"
+    assert "signing keys" in run("--dsn", dsn, "recall", "signing keys", "--tiers", "cold", "warm").stdout
 
-    explained = run("--dsn", dsn, "explain", "signing keys", "--limit", "1")
+    explained = run("--dsn", dsn, "explain-recall", "signing keys", "-k", "1")
     assert "session +" in explained.stdout and "lexical #" in explained.stdout and "dense #" in explained.stdout
 
-    verdict = run("--dsn", dsn, "feedback", str(turn_id), "unhelpful", "--note", "keys were rotated already")
+    verdict = run(
+        "--dsn", dsn, "give-feedback", "unhelpful", "--turn-id", str(turn_id), "--note", "keys were rotated already"
+    )
     assert verdict.stdout.strip() == f"turn {turn_id}: unhelpful, trust 1 -> 0.5"
-    remembered = run("--dsn", dsn, "remember", "Ana leads security.", "--kind", "fact", "--agent", "bot")
+    remembered = run("--dsn", dsn, "remember", "Ana leads security.", "--kind", "fact", "--agent-id", "bot")
     assert remembered.stdout.startswith("remembered as memory ")
-    context = run("--dsn", dsn, "bootstrap", "--agent", "bot")
+    context = run("--dsn", dsn, "bootstrap", "--agent-id", "bot")
     assert context.stdout.startswith("## Remembered\n- Ana leads security.")
     stats = json.loads(run("--dsn", dsn, "--json", "stats").stdout)
     assert [(s["agent_id"], s["sessions"], s["turns"], s["feedback"]) for s in stats] == [("bot", 2, 3, 1)]
@@ -196,7 +198,7 @@ def test_commit_recall_explain_feedback_remember_bootstrap_stats(db, dsn):
 def test_export_then_import_into_another_tenant_reproduces_the_sessions(db, dsn, tmp_path):
     assert run("--dsn", dsn, "import", "jsonl", str(FIXTURES / "messages.jsonl")).returncode == 0
     exported = tmp_path / "export.jsonl.gz"
-    result = run("--dsn", dsn, "export", "--agent", "helpdesk", "-o", str(exported))
+    result = run("--dsn", dsn, "export", "--agent-id", "helpdesk", "-o", str(exported))
     assert result.stderr.strip() == "exported 2 sessions, 0 memories, 0 merges, 0 entities, 0 entity states, 0 feedback"
     assert exported.read_bytes()[:2] == b"\x1f\x8b"
     imported = run("--dsn", dsn, "--tenant", "copy", "--json", "import", "jsonl", str(exported))
@@ -210,7 +212,7 @@ def test_export_then_import_into_another_tenant_reproduces_the_sessions(db, dsn,
 
 def test_one_session_is_exported_in_the_shape_commit_takes(db, dsn):
     assert run("--dsn", dsn, "import", "jsonl", str(FIXTURES / "messages.jsonl")).returncode == 0
-    result = run("--dsn", dsn, "export", "--session", "support-17")
+    result = run("--dsn", dsn, "export", "--session-id", "support-17")
     (line,) = result.stdout.splitlines()
     assert ("record" in json.loads(line), json.loads(line)["session_id"]) == (False, "support-17")
     assert result.stderr.strip() == "exported 1 sessions"
@@ -245,40 +247,37 @@ def test_retention_and_archives_from_the_command_line(db, dsn, tmp_path):
     assert run("--dsn", dsn, "import", "jsonl", str(FIXTURES / "messages.jsonl")).returncode == 0
     db.execute("update memory.sessions set updated_at = now() - interval '400 days' where session_id = 'support-17'")
     db.commit()
-    assert run("--dsn", dsn, "retention").stdout.startswith("no retention policies")
-    added = run("--dsn", dsn, "retention", "add", "sessions", "--max-age", "365d")
+    assert run("--dsn", dsn, "list-retention-policies").stdout.startswith("no retention policies")
+    added = run("--dsn", dsn, "set-retention", "sessions", "--max-age", "365d")
     assert added.stdout.strip() == "retention policy 1 added"
-    preview = run("--dsn", dsn, "--json", "retention", "preview")
+    preview = run("--dsn", dsn, "--json", "retention-preview")
     assert [(item["session_id"], item["reason"]) for item in json.loads(preview.stdout)] == [
         ("support-17", "unused for more than 365 days")
     ]
     db.autocommit = True
     db.execute("call memory.maintain()")
-    listed = json.loads(run("--dsn", dsn, "--json", "archives").stdout)
+    listed = json.loads(run("--dsn", dsn, "--json", "list-archives").stdout)
     assert [(a["archive_id"], a["removed"]["sessions"]) for a in listed] == [(1, 1)]
     saved = tmp_path / "a1.jsonl.gz"
-    assert run("--dsn", dsn, "archives", "save", "1", "-o", str(saved)).returncode == 0
-    assert run("--dsn", dsn, "retention", "drop", "1").stdout.strip() == "retention policy 1 dropped"
+    assert run("--dsn", dsn, "archive", "1", "-o", str(saved)).returncode == 0
+    assert run("--dsn", dsn, "drop-retention", "1").stdout.strip() == "retention policy 1 dropped"
     back = run("--dsn", dsn, "import", "jsonl", str(saved))
     assert back.stdout.strip() == "sessions: 1 imported, 0 here already"
-    assert run("--dsn", dsn, "archives", "drop", "1").stdout.strip() == "archive 1: data dropped, record kept"
-    gone = run("--dsn", dsn, "archives", "save", "1")
+    assert run("--dsn", dsn, "drop-archive", "1").stdout.strip() == "archive 1: data dropped, record kept"
+    gone = run("--dsn", dsn, "archive", "1")
     assert (gone.returncode, gone.stderr.strip()) == (
         1,
         "agent-memory: archive 1 holds no data (dropped, or no such archive)",
     )
-    refused = run("--dsn", dsn, "retention", "add", "turns", "--keep-last", "3")
-    assert (refused.returncode, refused.stderr.strip()) == (
-        1,
-        "agent-memory: retention covers sessions or memories, got 'turns'",
-    )
+    refused = run("--dsn", dsn, "set-retention", "turns", "--keep-last", "3")
+    assert refused.returncode == 2 and "argument data: invalid choice: 'turns'" in refused.stderr
 
 
 def test_forget_and_its_errors(db, dsn):
     assert run("--dsn", dsn, "import", "jsonl", str(FIXTURES / "messages.jsonl")).returncode == 0
-    forgot = run("--dsn", dsn, "forget", "support-17", "--agent", "helpdesk")
+    forgot = run("--dsn", dsn, "forget", "support-17", "--agent-id", "helpdesk")
     assert forgot.stdout.strip() == "forgot support-17: 3 turns, 0 indexed chunks, 0 memories (tombstone 1)"
-    again = run("--dsn", dsn, "forget", "support-17", "--agent", "helpdesk")
+    again = run("--dsn", dsn, "forget", "support-17", "--agent-id", "helpdesk")
     assert again.returncode == 1
     assert again.stderr.strip() == 'agent-memory: no session "support-17" for agent "helpdesk" in tenant "default"'
     reimport = run("--dsn", dsn, "--json", "import", "jsonl", str(FIXTURES / "messages.jsonl"))
@@ -295,7 +294,7 @@ def test_forget_and_its_errors(db, dsn):
     assert run("--dsn", dsn, "forget-agent", "helpdesk").returncode == 1
     empty = run("--dsn", dsn, "forget-range", "2000-01-01", "2000-01-02")
     assert empty.returncode == 1 and "nothing in this tenant was said between 2000-01-01" in empty.stderr
-    unknown = run("--dsn", dsn, "forget-entity", "Atlantis", "--agent", "helpdesk")
+    unknown = run("--dsn", dsn, "forget-entity", "Atlantis", "--agent-id", "helpdesk")
     assert unknown.returncode == 1 and 'no entity "Atlantis" for agent "helpdesk"' in unknown.stderr
 
 
@@ -416,9 +415,9 @@ def test_every_file_error_is_one_line_naming_the_file(dsn, tmp_path):
 
 def test_reindex_queues_the_sessions_in_scope_for_the_worker(db, dsn):
     assert run("--dsn", dsn, "import", "jsonl", "--enrich", "none", str(FIXTURES / "messages.jsonl")).returncode == 0
-    one = run("--dsn", dsn, "reindex", "--agent", "helpdesk", "--session", "support-17")
+    one = run("--dsn", dsn, "reindex", "--agent-id", "helpdesk", "--session-id", "support-17")
     assert one.stdout.strip() == (
-        "queued 1 sessions for re-indexing (1 jobs); run `agent-memory worker` to process them"
+        "queued 1 sessions for re-indexing (1 jobs); run `agent-memory work` to process them"
     ), one.stderr
     every = run("--dsn", dsn, "reindex", "--json")
     assert json.loads(every.stdout) == {"sessions": 2, "jobs": 1}  # support-17 is queued already

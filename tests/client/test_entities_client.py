@@ -39,7 +39,7 @@ CHAT = [
     {"role": "user", "name": "Maria", "content": "Redis and MySQL both stay for the legacy reports."},
 ]
 JAN, APR, JUN = (datetime(2026, month, day, tzinfo=timezone.utc) for month, day in ((1, 1), (4, 15), (6, 1)))
-GRAPH_TOOLS = {"entities", "entity_neighbors", "entity_state", "set_entity_state"}
+GRAPH_TOOLS = {"list_entities", "entity_neighbors", "entity_state", "set_entity_state"}
 
 
 @pytest.fixture
@@ -59,19 +59,19 @@ def billing_database_history(memory, **agent):
 
 
 def test_entities_are_typed_rows_with_their_mentions(memory):
-    found = {entity.name: entity for entity in memory.entities(agent_id="coder")}
+    found = {entity.name: entity for entity in memory.list_entities(agent_id="coder")}
     assert {"Maria", "Postgres", "MySQL", "Redis", "Docker", "Kubernetes"} <= set(found)
     postgres = found["Postgres"]
-    assert isinstance(postgres, Entity) and (postgres.type, postgres.scope) == ("tool", "coder")
+    assert isinstance(postgres, Entity) and (postgres.type, postgres.agent_id) == ("tool", "coder")
     assert (postgres.mentions, postgres.sessions, postgres.similarity) == (2, 1, 1.0)
     assert isinstance(postgres.aliases, list) and isinstance(postgres.last_mentioned_at, datetime)
 
 
 def test_entities_are_searched_by_name_and_filtered_by_type_and_agent(memory):
-    assert memory.entities("kubernets")[0].name == "Kubernetes"
-    assert [entity.name for entity in memory.entities(type="person")] == ["Maria"]
-    assert memory.entities(agent_id="nobody") == []
-    assert len(memory.entities(k=2)) == 2
+    assert memory.list_entities("kubernets")[0].name == "Kubernetes"
+    assert [entity.name for entity in memory.list_entities(type="person")] == ["Maria"]
+    assert memory.list_entities(agent_id="nobody") == []
+    assert len(memory.list_entities(k=2)) == 2
 
 
 def test_neighbors_are_nearest_first_with_their_paths(memory):
@@ -88,7 +88,7 @@ def test_neighbors_are_nearest_first_with_their_paths(memory):
 def test_entity_sessions_say_where_an_entity_was_talked_about(memory):
     (session,) = memory.entity_sessions("POSTGRES")
     assert isinstance(session, EntitySession)
-    assert (session.session_id, session.agent, session.mentions) == ("s1", "coder", 2)
+    assert (session.session_id, session.agent_id, session.mentions) == ("s1", "coder", 2)
     assert session.first_at <= session.last_at
     assert memory.entity_sessions("postgres", agent_id="other") == []
 
@@ -97,7 +97,7 @@ def test_merge_makes_two_entities_one(memory):
     merged = memory.merge_entities("Postgres", "MySQL", agent_id="coder")
     assert isinstance(merged, Merged) and merged.name == "Postgres" and "mysql" in merged.aliases
     assert merged.mentions_moved == 2 and merged.states_moved == 0
-    assert memory.entities("mysql", agent_id="coder")[0].name == "Postgres"
+    assert memory.list_entities("mysql", agent_id="coder")[0].name == "Postgres"
 
 
 def test_entity_state_now_then_and_its_history(memory):
@@ -105,7 +105,7 @@ def test_entity_state_now_then_and_its_history(memory):
     assert isinstance(recorded, StateRecorded) and (recorded.valid_from, recorded.valid_to) == (JUN, None)
     (now,) = memory.entity_state("billing service")
     assert isinstance(now, EntityState)
-    assert (now.scope, now.attribute, now.value, now.valid_from, now.valid_to) == (
+    assert (now.agent_id, now.attribute, now.value, now.valid_from, now.valid_to) == (
         "coder",
         "database",
         "postgres",
@@ -129,13 +129,13 @@ def test_a_state_is_any_json_value_and_goes_to_agent_default_without_one(memory)
     states = {state.attribute: state for state in memory.entity_state("maria")}
     assert states["team"].value == {"name": "billing", "since": 2024, "leads": [True, None]}
     assert states["manager"].value is None
-    assert {state.scope for state in states.values()} == {"default"}
+    assert {state.agent_id for state in states.values()} == {"default"}
 
 
 def test_async_memory_reads_and_writes_the_graph_the_same_way(dsn, memory):
     async def run():
         async with AsyncMemory(dsn) as client:
-            found = await client.entities("postgres", agent_id="coder")
+            found = await client.list_entities("postgres", agent_id="coder")
             near = await client.entity_neighbors("redis", agent_id="coder")
             sessions = await client.entity_sessions("redis")
             await client.set_entity_state("billing service", "database", "mysql", valid_from=JAN, agent_id="coder")
@@ -154,7 +154,7 @@ def test_async_memory_reads_and_writes_the_graph_the_same_way(dsn, memory):
 @pytest.mark.parametrize(
     ("name", "arguments"),
     [
-        ("entities", (None, None, None, None)),
+        ("list_entities", (None, None, None, None)),
         ("entity_neighbors", ("x", None, None, None)),
         ("entity_sessions", ("x", None, None)),
         ("merge_entities", ("a", "b", None)),
@@ -174,7 +174,7 @@ def test_arguments_left_out_are_not_sent(name, arguments):
 
 def test_entity_type_is_the_set_the_database_checks(memory):
     with pytest.raises(InvalidInput) as refused:
-        memory.entities(type="bogus")
+        memory.list_entities(type="bogus")
     allowed = re.search(r"entity type must be one of (.*); got", str(refused.value)).group(1)
     assert set(allowed.split(", ")) == set(typing.get_args(EntityType))
 
@@ -191,7 +191,7 @@ def test_an_unknown_entity_is_not_found(memory):
     [
         lambda memory: memory.entity_neighbors("redis", depth=6),
         lambda memory: memory.entity_neighbors("redis", k=0),
-        lambda memory: memory.entities(k=0),
+        lambda memory: memory.list_entities(k=0),
         lambda memory: memory.merge_entities("Postgres", "postgresql", agent_id="coder"),
         lambda memory: memory.set_entity_state("billing", " ", "x"),
     ],
@@ -221,62 +221,62 @@ def run(*args):
 
 
 def test_cli_entities_is_a_table_and_json(memory, dsn):
-    table = run("--dsn", dsn, "entities", "--agent", "coder")
+    table = run("--dsn", dsn, "list-entities", "--agent-id", "coder")
     assert table.returncode == 0, table.stderr
     header, _, *lines = table.stdout.splitlines()
     assert header.split() == ["name", "type", "mentions", "sessions", "last_mentioned_at", "aliases"]
     assert any(line.split()[:4] == ["Postgres", "tool", "2", "1"] for line in lines)
-    found = json.loads(run("--dsn", dsn, "entities", "kubernets", "--type", "tool", "-k", "1", "--json").stdout)
-    assert [(entity["name"], entity["scope"], entity["similarity"] > 0) for entity in found] == [
+    found = json.loads(run("--dsn", dsn, "list-entities", "kubernets", "--type", "tool", "-k", "1", "--json").stdout)
+    assert [(entity["name"], entity["agent_id"], entity["similarity"] > 0) for entity in found] == [
         ("Kubernetes", "coder", True)
     ]
 
 
 def test_cli_entities_refuses_an_unknown_type_and_says_when_none_is_found(memory, dsn):
-    refused = run("--dsn", dsn, "entities", "--type", "bogus")
+    refused = run("--dsn", dsn, "list-entities", "--type", "bogus")
     assert refused.returncode == 2 and "invalid choice: 'bogus'" in refused.stderr
-    assert run("--dsn", dsn, "entities", "zzzz").stdout.strip() == "no entities found"
+    assert run("--dsn", dsn, "list-entities", "zzzz").stdout.strip() == "no entities found"
 
 
 def test_cli_graph_shows_distance_and_path(memory, dsn):
-    result = run("--dsn", dsn, "graph", "Docker", "--depth", "2", "--agent", "coder")
+    result = run("--dsn", dsn, "entity-neighbors", "Docker", "--depth", "2", "--agent-id", "coder")
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[:5] == ["distance", "name", "type", "turns", "path"]
     assert re.search(r"^2 +MySQL +\w+ +\d+ +Docker → \w+ → MySQL$", result.stdout, re.MULTILINE), result.stdout
-    near = json.loads(run("--dsn", dsn, "--json", "graph", "redis", "-k", "2").stdout)
+    near = json.loads(run("--dsn", dsn, "--json", "entity-neighbors", "redis", "-k", "2").stdout)
     assert len(near) == 2 and {"distance", "turns", "path", "entity_id"} <= set(near[0])
 
 
 def test_cli_graph_of_an_unknown_entity_is_an_error(memory, dsn):
-    result = run("--dsn", dsn, "graph", "nobody")
+    result = run("--dsn", dsn, "entity-neighbors", "nobody")
     assert result.returncode == 1
     assert result.stderr.startswith('agent-memory: no entity "nobody"') and "agent_memory:" not in result.stderr
 
 
 def test_cli_entity_shows_its_state_now_and_then(memory, dsn):
     billing_database_history(memory, agent_id="coder")
-    now = run("--dsn", dsn, "entity", "billing service")
+    now = run("--dsn", dsn, "entity-state", "billing service")
     assert now.returncode == 0, now.stderr
     assert now.stdout.split()[:4] == ["attribute", "value", "valid_from", "valid_to"]
     assert re.search(r'^database +"postgres" +2026-', now.stdout, re.MULTILINE), now.stdout
-    then = json.loads(run("--dsn", dsn, "entity", "billing service", "--as-of", "2026-04-15", "--json").stdout)
+    then = json.loads(run("--dsn", dsn, "entity-state", "billing service", "--as-of", "2026-04-15", "--json").stdout)
     assert [(state["attribute"], state["value"]) for state in then] == [("database", "mysql")]
-    none = run("--dsn", dsn, "entity", "billing service", "--attribute", "owner")
+    none = run("--dsn", dsn, "entity-state", "billing service", "--attribute", "owner")
     assert none.stdout.strip() == "no state recorded for billing service"
 
 
 def test_cli_recall_names_entities_and_can_require_every_one(memory, dsn):
     found = json.loads(
         run(
-            "--dsn", dsn, "recall", "what stays", "--entity", "Redis", "--entity", "mysql", "--all-entities", "--json"
+            "--dsn", dsn, "recall", "what stays", "--entities", "Redis", "mysql", "--entity-mode", "all", "--json"
         ).stdout
     )
     assert found and {hit["session_id"] for hit in found} == {"s1"}
     assert found[0]["components"]["entities_matched"] == ["MySQL", "Redis"]
-    none = run("--dsn", dsn, "recall", "what stays", "--entity", "Atlantis", "--all-entities")
+    none = run("--dsn", dsn, "recall", "what stays", "--entities", "Atlantis", "--entity-mode", "all")
     assert none.returncode == 0 and none.stdout.strip() == "nothing recalled"
-    alone = run("--dsn", dsn, "recall", "what stays", "--all-entities")
-    assert alone.returncode == 1 and "--all-entities needs at least one --entity" in alone.stderr
+    alone = run("--dsn", dsn, "recall", "what stays", "--entity-mode", "all")
+    assert alone.returncode == 1 and "--entity-mode all needs at least one of --entities" in alone.stderr
 
 
 # The MCP tools
@@ -286,7 +286,9 @@ def mcp(dsn, *tool_calls, agent="coder"):
     """The tools the server lists and the results of the tool calls (name, arguments), over one session."""
 
     async def session():
-        server = StdioServerParameters(command=CLI, args=["--dsn", dsn, "mcp", *(["--agent", agent] if agent else [])])
+        server = StdioServerParameters(
+            command=CLI, args=["--dsn", dsn, "mcp", *(["--agent-id", agent] if agent else [])]
+        )
         async with stdio_client(server) as (read, write), ClientSession(read, write) as client:
             await client.initialize()
             listed = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -312,25 +314,25 @@ def no_nulls(value):
 def test_the_graph_tools_are_listed_with_annotations_and_schemas(dsn):
     listed, _ = mcp(dsn)
     assert set(listed) >= GRAPH_TOOLS
-    for name in ("entities", "entity_neighbors", "entity_state"):
+    for name in ("list_entities", "entity_neighbors", "entity_state"):
         assert listed[name].annotations.read_only_hint, name
     written = listed["set_entity_state"].annotations
     assert not written.read_only_hint and written.idempotent_hint and not written.destructive_hint
     for name in GRAPH_TOOLS:
         assert listed[name].annotations.open_world_hint is False
         assert "\n" not in listed[name].description and "  " not in listed[name].description
-    types = listed["entities"].input_schema["properties"]["type"]["anyOf"][0]["enum"]
+    types = listed["list_entities"].input_schema["properties"]["type"]["anyOf"][0]["enum"]
     assert set(types) == set(typing.get_args(EntityType))
-    assert listed["entity_neighbors"].input_schema["required"] == ["name"]
+    assert listed["entity_neighbors"].input_schema["required"] == ["entity"]
     assert listed["set_entity_state"].input_schema["required"] == ["entity", "attribute", "value"]
 
 
 def test_entities_and_neighbors_over_stdio_are_compact(memory, dsn):
     _, (found, near, far) = mcp(
         dsn,
-        ("entities", {"search": "postgres", "k": 1}),
-        ("entity_neighbors", {"name": "redis"}),
-        ("entity_neighbors", {"name": "Docker", "depth": 2}),
+        ("list_entities", {"search": "postgres", "k": 1}),
+        ("entity_neighbors", {"entity": "redis"}),
+        ("entity_neighbors", {"entity": "Docker", "depth": 2}),
     )
     (postgres,) = payload(found)["entities"]
     assert postgres["name"] == "Postgres" and (postgres["type"], postgres["mentions"], postgres["sessions"]) == (
@@ -339,7 +341,7 @@ def test_entities_and_neighbors_over_stdio_are_compact(memory, dsn):
         1,
     )
     assert datetime.fromisoformat(postgres["last_mentioned_at"]).tzinfo is not None
-    assert "entity_id" not in postgres and "similarity" not in postgres and "agent" not in postgres
+    assert "entity_id" not in postgres and "similarity" not in postgres and "agent_id" not in postgres
     neighbors = payload(near)["neighbors"]
     assert {"name", "type", "distance", "turns"} == set(neighbors[0]) and neighbors[0]["distance"] == 1
     distant = [neighbor for neighbor in payload(far)["neighbors"] if neighbor["distance"] == 2]
@@ -348,8 +350,8 @@ def test_entities_and_neighbors_over_stdio_are_compact(memory, dsn):
 
 
 def test_without_an_agent_entities_name_their_agent(memory, dsn):
-    _, (found,) = mcp(dsn, ("entities", {"type": "person"}), agent=None)
-    assert payload(found) == {"entities": [{**payload(found)["entities"][0], "name": "Maria", "agent": "coder"}]}
+    _, (found,) = mcp(dsn, ("list_entities", {"type": "person"}), agent=None)
+    assert payload(found) == {"entities": [{**payload(found)["entities"][0], "name": "Maria", "agent_id": "coder"}]}
 
 
 def test_set_entity_state_then_entity_state_over_stdio(dsn):
@@ -376,7 +378,7 @@ def test_set_entity_state_then_entity_state_over_stdio(dsn):
         ),
         ("entity_state", {"entity": "Billing Service"}),
         ("entity_state", {"entity": "billing service", "as_of": "2026-04-15"}),
-        ("entity_neighbors", {"name": "nobody"}),
+        ("entity_neighbors", {"entity": "nobody"}),
     )
 
     def times(answer):
@@ -394,7 +396,9 @@ def test_set_entity_state_then_entity_state_over_stdio(dsn):
     assert unknown.is_error and 'no entity "nobody" for agent "coder"' in unknown.content[0].text
     assert "agent_memory:" not in unknown.content[0].text
     with Memory(dsn) as memory:
-        assert [(entity.scope, entity.type) for entity in memory.entities("billing service")] == [("coder", "project")]
+        assert [(entity.agent_id, entity.type) for entity in memory.list_entities("billing service")] == [
+            ("coder", "project")
+        ]
 
 
 def test_a_bad_type_is_refused_by_the_schema(dsn):
@@ -406,10 +410,10 @@ def test_recall_over_stdio_takes_entities(memory, dsn):
     memory.commit("s2", [{"role": "user", "content": "What stays is lunch at noon."}], agent_id="coder", enrich="now")
     _, (docker, unknown, none) = mcp(
         dsn,
-        ("recall", {"query": "what stays", "entities": ["docker"], "every_entity": True, "k": 10}),
-        ("recall", {"query": "what stays", "entities": ["Docker", "Atlantis"], "every_entity": True}),
-        ("recall", {"query": "what stays", "every_entity": True}),
+        ("recall", {"query": "what stays", "entities": ["docker"], "entity_mode": "all", "k": 10}),
+        ("recall", {"query": "what stays", "entities": ["Docker", "Atlantis"], "entity_mode": "all"}),
+        ("recall", {"query": "what stays", "entity_mode": "all"}),
     )
     assert {hit["session_id"] for hit in payload(docker)["hits"]} == {"s1"}
     assert payload(unknown) == {"hits": []}
-    assert none.is_error and "every_entity needs entities" in none.content[0].text
+    assert none.is_error and "entity_mode all needs entities" in none.content[0].text

@@ -99,7 +99,7 @@ def test_3_changing_what_is_indexed_says_so_and_reindex_queues_the_sessions(db):
     db.commit()
     db.autocommit = True
     db.execute("call memory.work(10)")
-    roles = db.execute("select distinct t.role from memory.chunks join memory.turns t using (tenant_id, turn_key)")
+    roles = db.execute("select distinct t.role from memory.chunks join memory.turns t using (tenant_id, turn_id)")
     assert sorted(role for (role,) in roles) == ["assistant", "user"]
 
 
@@ -172,7 +172,7 @@ def test_8_mcp_answers_compactly_with_a_version_and_the_missing_tools(dsn):
     with Memory(dsn) as memory:
         memory.commit("chat-sqla", CODING_SESSION, agent_id="coder", enrich="now")
     started, (recalled, explained) = mcp_calls(
-        dsn, ("recall", {"query": "postgres image in CI", "k": 3}), ("explain", {"query": "postgres image"})
+        dsn, ("recall", {"query": "postgres image in CI", "k": 3}), ("explain_recall", {"query": "postgres image"})
     )
     assert started.server_info.version not in ("", None)
     answer = recalled.content[0].text

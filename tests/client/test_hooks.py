@@ -57,7 +57,7 @@ def test_session_start_gives_claude_code_what_was_committed_as_context(db, dsn, 
     empty = hook(dsn, log, payload("SessionStart"), "SessionStart")
     assert (empty.returncode, empty.stdout) == (0, "")  # nothing remembered yet: nothing to add
     assert hook(dsn, log, payload("PreCompact"), "PreCompact").returncode == 0
-    assert subprocess.run([CLI, "--dsn", dsn, "worker", "--once"], capture_output=True).returncode == 0
+    assert subprocess.run([CLI, "--dsn", dsn, "work", "--once"], capture_output=True).returncode == 0
     start = hook(dsn, log, payload("SessionStart"), "SessionStart", "--max-chars", "2000")
     assert start.returncode == 0, start.stderr
     output = json.loads(start.stdout)["hookSpecificOutput"]

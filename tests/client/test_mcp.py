@@ -21,22 +21,23 @@ MESSAGES = [
 ]
 READ_ONLY = {
     "recall",
-    "explain",
+    "explain_recall",
     "context_for_task",
     "bootstrap",
     "stats",
-    "entities",
+    "list_entities",
     "entity_neighbors",
     "entity_state",
-    "memories",
+    "list_memories",
+    "get",
 }
 
 
 def talk(dsn, scenario, agent="bot"):
-    """Runs scenario(client) against `agent-memory mcp` (with --agent agent unless None) over stdio."""
+    """Runs scenario(client) against `agent-memory mcp` (with --agent-id agent unless None) over stdio."""
 
     async def session():
-        options = ["--agent", agent] if agent else []
+        options = ["--agent-id", agent] if agent else []
         server = StdioServerParameters(command=CLI, args=["--dsn", dsn, "mcp", *options])
         async with stdio_client(server) as (read, write), ClientSession(read, write) as client:
             await client.initialize()
@@ -81,12 +82,12 @@ def enrich_now(db):
 
 def test_the_tools_have_input_schemas(dsn):
     found = tools(dsn)
-    writes = {"remember", "resolve", "retract", "approve", "commit", "feedback", "forget", "set_entity_state"}
+    writes = {"remember", "resolve", "retract", "approve", "commit", "give_feedback", "forget", "set_entity_state"}
     assert set(found) == READ_ONLY | writes
     recall = found["recall"].input_schema
     assert recall["required"] == ["query"] and recall["properties"]["level"]["enum"] == ["turn", "session"]
     assert {"k", "level", "agent_id", "since", "until", "source"} <= set(recall["properties"])
-    assert found["feedback"].input_schema["properties"]["verdict"]["enum"] == [
+    assert found["give_feedback"].input_schema["properties"]["verdict"]["enum"] == [
         "helpful",
         "unhelpful",
         "incorrect",
@@ -107,7 +108,7 @@ def test_tools_say_whether_they_read_add_or_delete(dsn):
     assert {name for name, hint in hints.items() if hint.read_only_hint} == READ_ONLY
     assert {name for name, hint in hints.items() if hint.destructive_hint} == {"forget"}
     assert hints["commit"].idempotent_hint and hints["remember"].idempotent_hint
-    assert not hints["feedback"].idempotent_hint
+    assert not hints["give_feedback"].idempotent_hint
     assert all(hint.open_world_hint is False for hint in hints.values())
 
 
@@ -138,7 +139,9 @@ def test_commit_recall_feedback_remember_bootstrap_and_stats_over_stdio(dsn, enr
     async def scenario(client):
         committed = payload(await client.call_tool("commit", {"session_id": "ops-1", "messages": MESSAGES}))
         hits = payload(await client.call_tool("recall", {"query": "when does staging move?", "k": 1}))["hits"]
-        verdict = payload(await client.call_tool("feedback", {"turn_id": hits[0]["turn_id"], "verdict": "helpful"}))
+        verdict = payload(
+            await client.call_tool("give_feedback", {"turn_id": hits[0]["turn_id"], "verdict": "helpful"})
+        )
         remembered = payload(await client.call_tool("remember", {"content": "Ana owns the database move."}))
         context = payload(await client.call_tool("bootstrap", {"max_chars": 2000}))
         stats = payload(await client.call_tool("stats", {}))
@@ -200,11 +203,11 @@ def test_recall_filters_by_agent_time_and_source_and_defaults_to_the_server_agen
     assert sorted(sessions(bot)) == ["early", "later"] and sessions(other) == ["theirs"]
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("update memory.sessions set tier = 'cold' where session_id = 'early'")
-    hot, everything = call(("recall", query), ("recall", {**query, "include_cold": True}), dsn=dsn)
+    hot, everything = call(("recall", query), ("recall", {**query, "tiers": ["hot", "warm", "cold"]}), dsn=dsn)
     assert sessions(hot) == ["later"] and sorted(sessions(everything)) == ["early", "later"]
     assert (sessions(since), sessions(until), sessions(source)) == (["later"], ["early"], ["early"])
     (everyone,) = call(("recall", query), dsn=dsn, agent=None)
-    assert sorted((hit["agent"], hit["session_id"]) for hit in payload(everyone)["hits"]) == [
+    assert sorted((hit["agent_id"], hit["session_id"]) for hit in payload(everyone)["hits"]) == [
         ("bot", "early"),
         ("bot", "later"),
         ("other", "theirs"),
@@ -227,7 +230,7 @@ def test_context_for_task_and_explain(dsn, enrich_now):
     context, explained = call(
         ("commit", {"session_id": "ops-1", "messages": MESSAGES}),
         ("context_for_task", {"task": "move the staging database", "max_chars": 1000}),
-        ("explain", {"query": "when does staging move?", "k": 1}),
+        ("explain_recall", {"query": "when does staging move?", "k": 1}),
         dsn=dsn,
     )[1:]
     assert payload(context).startswith("- Ana (")

@@ -51,14 +51,12 @@ def memory(dsn):
 
 def test_commit_then_recall_returns_typed_hits(memory):
     committed = memory.commit("chat-1", CHAT, agent_id="bot", enrich="now")
-    assert committed == Committed(
-        session_key=committed.session_key, created=True, turns_added=2, job_id=None, turns_indexed_in_part=0
-    )
+    assert committed == Committed(created=True, turns_added=2, job_id=None, turns_indexed_in_part=0)
     assert memory.commit("chat-1", CHAT, agent_id="bot").turns_added == 0
     hits = memory.recall("what happened to the auth service?", k=1, agent_id="bot")
     assert len(hits) == 1 and isinstance(hits[0], Hit)
     hit = hits[0]
-    assert (hit.message_id, hit.speaker, hit.session_id, hit.agent) == ("a1", "Ana", "chat-1", "bot")
+    assert (hit.message_id, hit.speaker, hit.session_id, hit.agent_id) == ("a1", "Ana", "chat-1", "bot")
     assert isinstance(hit.created_at, datetime) and hit.score > 0 and "lexical" in hit.components["signals"]
 
 
@@ -107,7 +105,7 @@ def test_explain_feedback_remember_bootstrap_forget_and_export(memory):
     memory.commit("chat-1", CHAT, agent_id="bot", enrich="now")
     candidates = memory.explain_recall("signing keys", agent_id="bot")
     assert candidates[0].rank == 1 and candidates[0].components["signals"]["lexical"]["rank"] == 1
-    verdict = memory.feedback(candidates[0].turn_id, False, query="signing keys", note="stale")
+    verdict = memory.give_feedback("unhelpful", turn_id=candidates[0].turn_id, query="signing keys", note="stale")
     assert (verdict.trust_before, verdict.trust_after) == (1.0, 0.5)
     remembered = memory.remember("Ana is the security lead.", kind="fact", agent_id="bot")
     assert remembered.outcome == "created" and remembered.kind == "fact" and remembered.agent_id == "bot"
@@ -188,7 +186,7 @@ def test_async_memory_does_the_same_calls(dsn):
             await memory.commit("chat-1", CHAT, agent_id="bot")
             assert (await memory.work(5)).processed == 1
             hits = await memory.recall("signing keys", k=1)
-            verdict = await memory.feedback(hits[0].turn_id, True)
+            verdict = await memory.give_feedback("helpful", turn_id=hits[0].turn_id)
             with pytest.raises(NotFound):
                 await memory.forget("nope", agent_id="bot")
             return hits[0].message_id, verdict.trust_after, (await memory.health()).problem
@@ -266,7 +264,8 @@ def test_every_agent_id_defaults_to_none():
     for cls in (Memory, AsyncMemory):
         for name, method in inspect.getmembers(cls, inspect.isfunction):
             agent = inspect.signature(method).parameters.get("agent_id")
-            assert agent is None or agent.default is None, f"{cls.__name__}.{name}"
+            if name != "forget_agent":  # the agent it removes, which has no default
+                assert agent is None or agent.default is None, f"{cls.__name__}.{name}"
 
 
 READS = {  # the calls that read or address stored data, with no agent given
@@ -371,9 +370,9 @@ def test_retention_through_the_async_client(dsn):
         async with AsyncMemory(dsn) as memory:
             await memory.commit("old", CHAT, agent_id="bot")
             policy = await memory.set_retention("sessions", keep_last=0, agent_id="bot")
-            assert (policy.data, policy.keep_last, await memory.retention_policies()) == ("sessions", 0, [policy])
+            assert (policy.data, policy.keep_last, await memory.list_retention_policies()) == ("sessions", 0, [policy])
             preview = [item.session_id or "" for item in await memory.retention_preview()]
-            assert await memory.archives() == [] and await memory.archive(1) is None
+            assert await memory.list_archives() == [] and await memory.archive(1) is None
             assert await memory.drop_retention(policy.policy_id) and not await memory.drop_archive(1)
             streamed = [record async for record in memory.iter_export_tenant(batch_size=1)]
             assert streamed[1:] == (await memory.export_tenant())[1:]
@@ -387,7 +386,7 @@ def test_retention_through_the_async_client(dsn):
 # is found under whichever agent has it, if only one does.
 def test_forget_and_enrich_without_an_agent_find_the_session_under_its_agent(memory):
     committed = memory.commit("chat-1", CHAT, agent_id="coder", enrich="none")
-    assert memory.enrich("chat-1").session_key == committed.session_key
+    assert committed.created and memory.enrich("chat-1").chunks == 2
     assert memory.forget("chat-1").turns_removed == 2
     assert memory.stats() == []
 

@@ -36,7 +36,7 @@ def use(memory: Memory, kind: Kind, level: Level, enrich: Enrich) -> list[str]:
     committed = memory.commit(
         "chat-1", messages, agent_id="bot", enrich=enrich, started_at=datetime(2025, 1, 1), metadata={"tags": ["a"]}
     )
-    key: int = committed.session_key
+    added: int = committed.turns_added
     reveal_type(memory.recall("auth"))
     hits: list[Hit] = memory.recall("auth", k=3, level=level, entity_mode="all", weights={"weight_dense": 0.5})
     ranks = [hit.components["signals"]["dense"].get("rank") for hit in hits]
@@ -61,7 +61,7 @@ def use(memory: Memory, kind: Kind, level: Level, enrich: Enrich) -> list[str]:
         state: str | None = exc.sqlstate
     except (InvalidInput, NotInstalled, ConnectionFailed) as exc:
         print(f"{exc}: {exc.sqlstate}")
-    return [hit.content for hit in hits] + [text, str(key), outcome, str(jobs), str(ranks)]
+    return [hit.content for hit in hits] + [text, str(added), outcome, str(jobs), str(ranks)]
 
 
 async def use_async(dsn: str) -> int:

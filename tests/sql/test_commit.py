@@ -17,7 +17,7 @@ def commit(db, messages, session="s1", **options):
         f"select * from memory.commit(%(session)s, %(messages)s{names}, enrich => 'none')",
         {"session": session, "messages": Json(messages), **options},
     ).fetchone()
-    return row[:3]
+    return row[:2]
 
 
 def count(db, table):
@@ -25,9 +25,9 @@ def count(db, table):
 
 
 def test_first_commit_creates_the_session_and_every_turn(db):
-    _, created, added = commit(db, CHAT)
+    created, added = commit(db, CHAT)
     assert (created, added) == (True, 3)
-    rows = db.execute("select position, role, name, message_id, content, tool_call_id from memory.turns order by 1")
+    rows = db.execute("select position, role, speaker, message_id, content, tool_call_id from memory.turns order by 1")
     assert rows.fetchall() == [
         (0, "user", "Ana", "m1", CHAT[0]["content"], None),
         (1, "assistant", None, None, "Great.\nI will set up row level security.", None),
@@ -37,20 +37,20 @@ def test_first_commit_creates_the_session_and_every_turn(db):
 
 def test_committing_the_same_messages_twice_changes_nothing(db):
     commit(db, CHAT)
-    assert commit(db, CHAT)[1:] == (False, 0)
+    assert commit(db, CHAT) == (False, 0)
     assert count(db, "turns") == 3
 
 
 def test_recommitting_a_longer_session_appends_only_new_turns(db):
     commit(db, CHAT)
     longer = [*CHAT, {"role": "user", "content": "Remind me to rotate the keys."}]
-    assert commit(db, longer)[1:] == (False, 1)
+    assert commit(db, longer) == (False, 1)
     assert db.execute("select max(position) from memory.turns").fetchone()[0] == 3
 
 
 def test_a_message_with_a_known_id_is_not_stored_again_wherever_it_appears(db):
     commit(db, CHAT)
-    assert commit(db, [CHAT[0], {"role": "user", "content": "And a new one."}])[2] == 1
+    assert commit(db, [CHAT[0], {"role": "user", "content": "And a new one."}])[1] == 1
 
 
 def test_event_time_comes_from_the_message_else_the_session_start(db):

@@ -84,8 +84,8 @@ def dumped(db, tmp_path) -> Iterator[tuple[dict, Path, list[str]]]:
         db.execute("select memory.remember(%s, 'preference')", (f"{tenant}: ann likes tea",))
     db.execute("reset memory.tenant_id")
     db.execute("select memory.commit('d', %s)", (Json([{"role": "user", "content": "the default tenant speaks"}]),))
-    turn = db.execute("select min(turn_key) from memory.turns where tenant_id = 'default'").fetchone()[0]
-    db.execute("select * from memory.feedback(%s, true)", (turn,))
+    turn = db.execute("select min(turn_id) from memory.turns where tenant_id = 'default'").fetchone()[0]
+    db.execute("select * from memory.give_feedback('helpful', turn_id => %s)", (turn,))
     db.execute("select memory.commit('gone', %s)", (Json([{"role": "user", "content": "soon forgotten"}]),))
     db.execute("select * from memory.forget('gone')")  # a tombstone and a forgotten session to carry over
     db.execute("select memory.define_feature('opening', 'chunk', 'boolean', 't.position = 0', 'A session''s first.')")

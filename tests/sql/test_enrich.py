@@ -23,7 +23,7 @@ def commit(db, messages=CHAT, session="s1", enrich="now"):
 
 def chunks(db):
     return db.execute(
-        "select t.position, c.chunk_no, c.text from memory.chunks c join memory.turns t using (tenant_id, turn_key)"
+        "select t.position, c.chunk_no, c.text from memory.chunks c join memory.turns t using (tenant_id, turn_id)"
         " order by 1, 2"
     ).fetchall()
 
@@ -33,8 +33,8 @@ def test_user_assistant_and_tool_turns_are_indexed_with_the_previous_turn_as_con
     indexed = [0, 1, 4, 5]
     assert chunks(db) == [(position, 0, CHAT[position]["content"]) for position in indexed]
     context = db.execute(
-        "select t.position, p.position from memory.chunks c join memory.turns t using (tenant_id, turn_key)"
-        " left join memory.turns p on p.tenant_id = c.tenant_id and p.turn_key = c.context_turn_key order by 1"
+        "select t.position, p.position from memory.chunks c join memory.turns t using (tenant_id, turn_id)"
+        " left join memory.turns p on p.tenant_id = c.tenant_id and p.turn_id = c.context_turn_id order by 1"
     ).fetchall()
     assert context == [(0, None), (1, 0), (4, 1), (5, 4)]
 
@@ -42,7 +42,7 @@ def test_user_assistant_and_tool_turns_are_indexed_with_the_previous_turn_as_con
 def test_own_words_and_context_are_apart_in_the_full_text_vector(db):
     commit(db)
     weights = db.execute(
-        "select u.lexeme, u.weights from memory.chunks c join memory.turns t using (tenant_id, turn_key),"
+        "select u.lexeme, u.weights from memory.chunks c join memory.turns t using (tenant_id, turn_id),"
         " unnest(c.tsv) u where t.position = 1 and u.lexeme in ('postgr', 'secur') order by 1"
     ).fetchall()
     assert weights == [("postgr", ["C"]), ("secur", ["D"])]
@@ -101,10 +101,10 @@ def test_the_database_embeds_exactly_as_the_package_does_outside_it(db):
 
 def test_enriching_again_reembeds_nothing_unchanged(db):
     commit(db)
-    before = db.execute("select array_agg(ctid::text order by turn_key) from memory.chunk_embeddings").fetchone()[0]
+    before = db.execute("select array_agg(ctid::text order by turn_id) from memory.chunk_embeddings").fetchone()[0]
     summary_before = db.execute("select ctid::text from memory.summaries").fetchone()[0]
     db.execute("select * from memory.enrich('s1')")
-    after = db.execute("select array_agg(ctid::text order by turn_key) from memory.chunk_embeddings").fetchone()[0]
+    after = db.execute("select array_agg(ctid::text order by turn_id) from memory.chunk_embeddings").fetchone()[0]
     assert after == before
     assert db.execute("select ctid::text from memory.summaries").fetchone()[0] == summary_before
 

@@ -41,11 +41,11 @@ def test_names_that_look_alike_are_one_key(db):
 
 def test_enrichment_extracts_the_entities_each_turn_mentions(db):
     commit(db)
-    found = dict(db.execute("select name, type from memory.entities(agent_id => 'coder', k => 50)").fetchall())
+    found = dict(db.execute("select name, type from memory.list_entities(agent_id => 'coder', k => 50)").fetchall())
     assert {"Maria", "Postgres", "MySQL", "Redis", "Docker", "Kubernetes"} <= set(found)
     assert found["Maria"] == "person" and found["Postgres"] == "tool"
     mentions = db.execute(
-        "select m.mentions from memory.entity_mentions m join memory.entities e using (tenant_id, entity_key)"
+        "select m.mentions from memory.entity_mentions m join memory.entities e using (tenant_id, entity_id)"
         " where e.normalized = 'postgresql'"
     ).fetchall()
     assert sorted(m for (m,) in mentions) == [1, 1]
@@ -53,17 +53,17 @@ def test_enrichment_extracts_the_entities_each_turn_mentions(db):
 
 def test_fuzzy_search_finds_names_and_aliases(db):
     commit(db)
-    assert names(db, "select name from memory.entities('kubernets')")[0] == "Kubernetes"
-    assert names(db, "select name from memory.entities('postgres')")[0] == "Postgres"
-    assert names(db, "select name from memory.entities(type => 'person')") == ["Maria"]
+    assert names(db, "select name from memory.list_entities('kubernets')")[0] == "Kubernetes"
+    assert names(db, "select name from memory.list_entities('postgres')")[0] == "Postgres"
+    assert names(db, "select name from memory.list_entities(type => 'person')") == ["Maria"]
 
 
 def test_edges_count_the_turns_that_mention_both_and_neighbors_stop_at_cycles(db):
     commit(db)
     edge = db.execute(
         "select g.turns from memory.entity_edges g"
-        " join memory.entities a on a.tenant_id = g.tenant_id and a.entity_key = g.entity_a"
-        " join memory.entities b on b.tenant_id = g.tenant_id and b.entity_key = g.entity_b"
+        " join memory.entities a on a.tenant_id = g.tenant_id and a.entity_id = g.entity_a"
+        " join memory.entities b on b.tenant_id = g.tenant_id and b.entity_id = g.entity_b"
         " where array[a.normalized, b.normalized] @> array['redis', 'mysql']"
     ).fetchone()
     assert edge == (1,)
@@ -95,7 +95,7 @@ def test_a_caller_may_pass_entities_with_a_message(db):
             }
         ],
     )
-    found = dict(db.execute("select name, type from memory.entities()").fetchall())
+    found = dict(db.execute("select name, type from memory.list_entities()").fetchall())
     assert found["Apollo"] == "project" and "Q3" in found
 
 
@@ -109,8 +109,8 @@ def test_forget_takes_mentions_and_edges_away(db):
     commit(db, [{"role": "user", "content": "Redis and MySQL were slow today."}], session="s2")
     redis_mysql = (
         "select coalesce(sum(g.turns), 0) from memory.entity_edges g"
-        " join memory.entities a on a.tenant_id = g.tenant_id and a.entity_key = g.entity_a"
-        " join memory.entities b on b.tenant_id = g.tenant_id and b.entity_key = g.entity_b"
+        " join memory.entities a on a.tenant_id = g.tenant_id and a.entity_id = g.entity_a"
+        " join memory.entities b on b.tenant_id = g.tenant_id and b.entity_id = g.entity_b"
         " where array[a.normalized, b.normalized] @> array['redis', 'mysql']"
     )
     assert db.execute(redis_mysql).fetchone()[0] == 2
@@ -124,11 +124,11 @@ def test_forget_takes_mentions_and_edges_away(db):
 def test_enriching_again_changes_nothing_when_the_turns_did_not_change(db):
     commit(db)
     before = db.execute(
-        "select array_agg(ctid::text order by turn_key, entity_key) from memory.entity_mentions"
+        "select array_agg(ctid::text order by turn_id, entity_id) from memory.entity_mentions"
     ).fetchone()
     db.execute("select * from memory.enrich('s1')")
     after = db.execute(
-        "select array_agg(ctid::text order by turn_key, entity_key) from memory.entity_mentions"
+        "select array_agg(ctid::text order by turn_id, entity_id) from memory.entity_mentions"
     ).fetchone()
     assert after == before
 
@@ -146,7 +146,7 @@ def test_merge_moves_mentions_aliases_and_edges(db):
     assert "bob" in aliases
     assert names(db, "select name from memory.entity_neighbors('bob')") == ["Redis"]
     assert db.execute(
-        "select turns from memory.entity_edges g join memory.entities e on e.entity_key in (g.entity_a, g.entity_b)"
+        "select turns from memory.entity_edges g join memory.entities e on e.entity_id in (g.entity_a, g.entity_b)"
         " and e.tenant_id = g.tenant_id where e.name = 'Bob Smith'"
     ).fetchone() == (2,)
     with pytest.raises(psycopg.errors.NoDataFound, match='no entity "Redis" for agent "nobody"'):
@@ -157,11 +157,15 @@ def test_merge_moves_mentions_aliases_and_edges(db):
     ("query", "error", "message"),
     [
         (
-            "select * from memory.entities(type => 'planet')",
+            "select * from memory.list_entities(type => 'planet')",
             psycopg.errors.InvalidParameterValue,
             "entity type must be",
         ),
-        ("select * from memory.entities('x', k => 0)", psycopg.errors.InvalidParameterValue, "k must be at least 1"),
+        (
+            "select * from memory.list_entities('x', k => 0)",
+            psycopg.errors.InvalidParameterValue,
+            "k must be at least 1",
+        ),
         (
             "select * from memory.entity_neighbors('redis', depth => 9)",
             psycopg.errors.InvalidParameterValue,
@@ -219,8 +223,8 @@ def test_two_current_values_are_refused_by_the_constraint(db):
     db.execute("select * from memory.set_entity_state('x service', 'owner', '\"ana\"')")
     with pytest.raises(psycopg.errors.UniqueViolation, match="entity_states_one_current"):
         db.execute(
-            "insert into memory.entity_states (tenant_id, entity_key, attribute, value, valid_from)"
-            " select tenant_id, entity_key, 'owner', '\"bob\"', now() from memory.entities"
+            "insert into memory.entity_states (tenant_id, entity_id, attribute, value, valid_from)"
+            " select tenant_id, entity_id, 'owner', '\"bob\"', now() from memory.entities"
         )
 
 
@@ -261,14 +265,14 @@ def test_merge_needs_the_agent_whose_entities_are_one(db):
 
 def test_a_growing_session_rewrites_only_its_new_turns_and_edges_stay_right(db):
     commit(db)
-    before = db.execute("select turn_key, ctid::text from memory.entity_mentions order by 1, 2").fetchall()
+    before = db.execute("select turn_id, ctid::text from memory.entity_mentions order by 1, 2").fetchall()
     commit(db, [*CHAT, {"role": "user", "content": "Redis and MySQL need a new owner."}])
-    after = db.execute("select turn_key, ctid::text from memory.entity_mentions order by 1, 2").fetchall()
+    after = db.execute("select turn_id, ctid::text from memory.entity_mentions order by 1, 2").fetchall()
     assert set(before) < set(after)  # the earlier turns' rows were not written again
     pair = (
         "select g.turns from memory.entity_edges g"
-        " join memory.entities a on a.tenant_id = g.tenant_id and a.entity_key = g.entity_a"
-        " join memory.entities b on b.tenant_id = g.tenant_id and b.entity_key = g.entity_b"
+        " join memory.entities a on a.tenant_id = g.tenant_id and a.entity_id = g.entity_a"
+        " join memory.entities b on b.tenant_id = g.tenant_id and b.entity_id = g.entity_b"
         " where array[a.normalized, b.normalized] @> array['redis', 'mysql']"
     )
     assert db.execute(pair).fetchone() == (2,)
@@ -298,7 +302,7 @@ def test_the_llm_extractor_names_the_entities_and_their_mentions_are_counted_per
     assert chats[0]["messages"][1]["content"].split("\n\n")[0] == "Maria: " + CHAT[0]["content"]
     rows = db.execute(
         "select t.position, e.name, e.type, m.mentions from memory.entity_mentions m"
-        " join memory.entities e using (tenant_id, entity_key) join memory.turns t using (tenant_id, turn_key)"
+        " join memory.entities e using (tenant_id, entity_id) join memory.turns t using (tenant_id, turn_id)"
         ' order by 1, e.name collate "C"'
     ).fetchall()
     assert rows == [

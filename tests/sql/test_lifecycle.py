@@ -39,7 +39,7 @@ def test_remember_keeps_a_fact_once_and_recall_finds_it(db):
     assert remember(db, "  Tom prefers short answers with the code first. ", kind="preference") == (turn, "unchanged")
     kind, source = db.execute(
         "select t.metadata ->> 'kind', s.source from memory.turns as t join memory.sessions as s using "
-        "(tenant_id, session_key) where t.turn_key = %s",
+        "(tenant_id, session_key) where t.turn_id = %s",
         (turn,),
     ).fetchone()
     assert (kind, source) == ("preference", "remember")
@@ -102,14 +102,14 @@ def test_bootstrap_stays_within_its_budget(memory):
 
 
 def test_forget_removes_a_session_and_everything_derived_from_it(memory):
-    turn = memory.execute("select turn_key from memory.turns where message_id = 'k1'").fetchone()[0]
-    memory.execute("select memory.feedback(%s, false)", (turn,))
+    turn = memory.execute("select turn_id from memory.turns where message_id = 'k1'").fetchone()[0]
+    memory.execute("select memory.give_feedback('unhelpful', turn_id => %s)", (turn,))
     memory.execute(
         "select memory.commit('kickoff', %s, agent_id => 'team')", (Json([{"role": "user", "content": "x" * 20}]),)
     )
     corpus_before = memory.execute("select chunks from memory.corpus").fetchone()[0]
     session = memory.execute("select session_key from memory.sessions where session_id = 'kickoff'").fetchone()[0]
-    turns = [row[0] for row in memory.execute("select turn_key from memory.turns where session_key = %s", (session,))]
+    turns = [row[0] for row in memory.execute("select turn_id from memory.turns where session_key = %s", (session,))]
     assert len(turns) == 3
 
     removed = memory.execute("select turns_removed, chunks_removed from memory.forget('kickoff', 'team')").fetchone()
@@ -118,12 +118,12 @@ def test_forget_removes_a_session_and_everything_derived_from_it(memory):
         left = memory.execute(f"select count(*) from memory.{table} where session_key = %s", (session,))
         assert left.fetchone()[0] == 0, table
     for table in ("chunk_embeddings", "feedback"):
-        left = memory.execute(f"select count(*) from memory.{table} where turn_key = any(%s)", (turns,))
+        left = memory.execute(f"select count(*) from memory.{table} where turn_id = any(%s)", (turns,))
         assert left.fetchone()[0] == 0, table
     assert memory.execute("select count(*) from memory.feedback").fetchone()[0] == 0
     assert memory.execute("select chunks from memory.corpus").fetchone()[0] == corpus_before - 2
     assert memory.execute("select count(*) from memory.lexicon where lexeme = 'friday'").fetchone()[0] == 0
-    assert memory.execute("select name from memory.speakers order by name").fetchall() == [("Priya",)]
+    assert memory.execute("select speaker from memory.speakers order by speaker").fetchall() == [("Priya",)]
     with pytest.raises(psycopg.errors.NoDataFound, match='no session "kickoff" for agent "team"'):
         memory.execute("select memory.forget('kickoff', 'team')")
 
@@ -165,7 +165,7 @@ def test_forget_of_an_agent_removes_all_it_holds_in_one_tombstone(memory):
     for table in ("sessions", "memories", "lexicon", "corpus", "speakers"):
         left = memory.execute(f"select count(*) from memory.{table} where agent_id = 'team'").fetchone()[0]
         assert left == 0, table
-    assert memory.execute("select count(*) from memory.entities where scope = 'team'").fetchone()[0] == 0
+    assert memory.execute("select count(*) from memory.entities where agent_id = 'team'").fetchone()[0] == 0
     assert memory.execute("select count(*) from memory.entity_states").fetchone()[0] == 0
     assert memory.execute("select count(*) from memory.sessions where agent_id = 'solo'").fetchone()[0] == 1
     assert memory.execute("select selector from memory.tombstones").fetchone()[0] == {"agent_id": "team"}
@@ -337,7 +337,7 @@ def test_forget_entity_removes_what_mentions_it_the_memories_about_it_and_the_en
         " using (tenant_id, session_key) order by 1, 2"
     ).fetchall()
     assert left == [("default", "infra", "Good, the cluster has three nodes now."), ("solo", "theirs", left[1][2])]
-    assert db.execute("select scope from memory.entities where normalized = 'postgresql'").fetchall() == [("solo",)]
+    assert db.execute("select agent_id from memory.entities where normalized = 'postgresql'").fetchall() == [("solo",)]
     assert db.execute("select count(*) from memory.entity_states").fetchone()[0] == 0
     assert db.execute("select selector, removed from memory.tombstones").fetchone() == (
         {"entity": "Postgres", "agent_id": "default"},
@@ -358,7 +358,7 @@ def found_anywhere(db, word: str) -> list:
     sessions) and explain."""
     lexical = "(components #>> '{signals,lexical,value}')::float > 0"
     return [
-        *db.execute("select turn_key from memory.chunks where tsv @@ plainto_tsquery('english', %s)", (word,)),
+        *db.execute("select turn_id from memory.chunks where tsv @@ plainto_tsquery('english', %s)", (word,)),
         *db.execute(f"select content from memory.recall(%s, k => 50) where {lexical}", (word,)),
         *db.execute(f"select content from memory.recall(%s, k => 50, level => 'session') where {lexical}", (word,)),
         *db.execute(f"select turn_id from memory.explain_recall(%s) where {lexical}", (word,)),

@@ -45,7 +45,7 @@ def test_a_new_claim_under_a_key_supersedes_the_current_one_and_keeps_the_chain(
     switched = db.execute("select valid_from from memory.memories where memory_id = %s", (coffee,)).fetchone()[0]
     just_before = "select content from memory.get('maria.drink', as_of => %s - interval '1 microsecond')"
     assert contents(db, just_before, switched) == ["Maria drinks tea in the morning."]
-    assert contents(db, "select content from memory.memories(as_of => %s)", switched) == [
+    assert contents(db, "select content from memory.list_memories(as_of => %s)", switched) == [
         "Maria drinks coffee in the morning."
     ]
 
@@ -99,7 +99,9 @@ def test_resolve_and_retract_move_a_memory_once_and_name_what_stops_them(db):
     assert contents(db, "select content from memory.open_tasks") == ["Write the rollback runbook."]
     assert db.execute("select status from memory.resolve(%s)", (task,)).fetchone() == ("resolved",)
     assert contents(db, "select content from memory.open_tasks") == []
-    assert contents(db, "select content from memory.memories(status => 'resolved')") == ["Write the rollback runbook."]
+    assert contents(db, "select content from memory.list_memories(status => 'resolved')") == [
+        "Write the rollback runbook."
+    ]
     resolved_twice = f"memory {task} is resolved and cannot be resolved"
     with pytest.raises(psycopg.errors.InvalidParameterValue, match=resolved_twice), db.transaction():
         db.execute("select memory.resolve(%s)", (task,))
@@ -112,13 +114,13 @@ def test_memories_filter_by_kind_subject_tag_and_words(db):
     remember(db, "Use ruff for linting.", kind="rule", subjects=["Ruff"], tags=["python"], importance=0.8)
     remember(db, "The API is written in Go.", subjects=["API"], tags=["go"])
     remember(db, "We chose PostgreSQL over MySQL.", kind="decision", subjects=["Postgres"])
-    assert contents(db, "select content from memory.memories(kind => 'rule')") == ["Use ruff for linting."]
-    assert contents(db, "select content from memory.memories(subject => 'POSTGRESQL')") == [
+    assert contents(db, "select content from memory.list_memories(kind => 'rule')") == ["Use ruff for linting."]
+    assert contents(db, "select content from memory.list_memories(subject => 'POSTGRESQL')") == [
         "We chose PostgreSQL over MySQL."
     ]
-    assert contents(db, "select content from memory.memories(tag => 'go')") == ["The API is written in Go."]
-    assert contents(db, "select content from memory.memories(search => 'RUFF')") == ["Use ruff for linting."]
-    assert contents(db, "select content from memory.memories(k => 1)") == ["Use ruff for linting."]
+    assert contents(db, "select content from memory.list_memories(tag => 'go')") == ["The API is written in Go."]
+    assert contents(db, "select content from memory.list_memories(search => 'RUFF')") == ["Use ruff for linting."]
+    assert contents(db, "select content from memory.list_memories(k => 1)") == ["Use ruff for linting."]
     assert contents(db, "select content from memory.recent_decisions") == ["We chose PostgreSQL over MySQL."]
     assert contents(db, "select content from memory.rules_and_preferences") == ["Use ruff for linting."]
 
@@ -126,7 +128,7 @@ def test_memories_filter_by_kind_subject_tag_and_words(db):
 def test_evidence_turns_are_kept_and_checked(db):
     message = [{"role": "user", "content": "I always want dark mode."}]
     db.execute("select memory.commit('s1', %s, enrich => 'none')", (Json(message),))
-    turn = db.execute("select turn_key from memory.turns").fetchone()[0]
+    turn = db.execute("select turn_id from memory.turns").fetchone()[0]
     memory = remember(db, "The user wants dark mode.", kind="preference", evidence=[turn, turn])[0]
     evidence = db.execute("select evidence_turn_ids from memory.memory_items where memory_id = %s", (memory,))
     assert evidence.fetchone()[0] == [turn]
@@ -156,10 +158,10 @@ def test_bad_memories_are_refused_by_name_and_nothing_is_written(db, extra, mess
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        ("memory.memories(kind => 'gossip')", "memory kind must be one of"),
-        ("memory.memories(status => 'done')", "memory status must be active, ongoing, resolved, superseded"),
-        ("memory.memories(status => 'active', as_of => now())", "give status or as_of, not both"),
-        ("memory.memories(k => 0)", "k must be at least 1, got 0"),
+        ("memory.list_memories(kind => 'gossip')", "memory kind must be one of"),
+        ("memory.list_memories(status => 'done')", "memory status must be active, ongoing, resolved, superseded"),
+        ("memory.list_memories(status => 'active', as_of => now())", "give status or as_of, not both"),
+        ("memory.list_memories(k => 0)", "k must be at least 1, got 0"),
     ],
 )
 def test_bad_memory_queries_are_refused_by_name(db, call, message):
@@ -183,7 +185,7 @@ def test_a_tenant_role_keeps_and_reads_only_its_own_memories(db, logins):
     acme.execute("select memory.remember('acme ships on Fridays', key => 'ship day')")
     globex.execute("select memory.remember('globex ships on Mondays', key => 'ship day')")
     assert contents(acme, "select content from memory.get('ship day')") == ["acme ships on Fridays"]
-    assert contents(globex, "select content from memory.memories()") == ["globex ships on Mondays"]
+    assert contents(globex, "select content from memory.list_memories()") == ["globex ships on Mondays"]
     assert contents(acme, "select content from memory.memories") == ["acme ships on Fridays"]
 
 
@@ -191,6 +193,6 @@ def test_stats_count_the_memories_that_hold_and_every_verdict_of_an_agent(db):
     first = remember(db, "The staging database is called orion.", key="staging.db", agent_id="ops")[0]
     remember(db, "The staging database is called vega.", key="staging.db", agent_id="ops")
     remember(db, "Answer briefly.", kind="rule", agent_id="ops")
-    db.execute("select memory.feedback(memory_id => %s, verdict => 'stale')", (first,))
+    db.execute("select memory.give_feedback('stale', memory_id => %s)", (first,))
     stats = db.execute("select remembered, feedback from memory.stats('ops')").fetchone()
     assert stats == (2, 1)

@@ -20,7 +20,7 @@ def merges(db):
 
 def test_a_paraphrase_is_merged_into_the_memory_held_with_its_evidence(db):
     db.execute('select from memory.commit(\'s\', \'[{"role": "user", "content": "dark themes please"}]\')')
-    evidence = [db.execute("select turn_key from memory.turns where content = 'dark themes please'").fetchone()[0]]
+    evidence = [db.execute("select turn_id from memory.turns where content = 'dark themes please'").fetchone()[0]]
     first, created = remember(db, "The user prefers a dark theme in the editor.", kind="preference")
     again, merged = remember(db, "In the editor, the user likes a dark theme.", kind="preference", evidence=evidence)
     assert (created, merged, again) == ("created", "merged", first)

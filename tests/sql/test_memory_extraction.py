@@ -40,7 +40,7 @@ def work(db):
 def extracted(db):
     return db.execute(
         "select i.kind, i.content, i.status, i.origin, t.position"
-        " from memory.memory_items as i join memory.turns as t on t.turn_key = i.evidence_turn_ids[1]"
+        " from memory.memory_items as i join memory.turns as t on t.turn_id = i.evidence_turn_ids[1]"
         " order by t.position, i.kind"
     ).fetchall()
 
@@ -57,7 +57,7 @@ def test_statements_users_make_become_memories_with_their_evidence_turn(db):
     assert {(status, origin) for _, _, status, origin, _ in extracted(db)} == {("active", "patterns")}
     # Each memory's words are a turn of the agent's session 'remembered', enriched by the queue.
     assert db.execute(
-        "select count(*) from memory.memories as m join memory.chunks as c using (tenant_id, turn_key)"
+        "select count(*) from memory.memories as m join memory.chunks as c using (tenant_id, turn_id)"
     ).fetchone() == (4,)
 
 
@@ -108,7 +108,9 @@ def test_pending_proposals_wait_for_review_outside_recall(db):
     assert "decision" not in [row[0] for row in db.execute(kinds, (question,)).fetchall()]
     remembered = "select count(*) from memory.bootstrap(agent_id => 'coder') where section = 'remembered'"
     assert db.execute(remembered).fetchone() == (0,)
-    pending = db.execute("select memory_id from memory.memories(status => 'pending', kind => 'decision')").fetchone()[0]
+    pending = db.execute(
+        "select memory_id from memory.list_memories(status => 'pending', kind => 'decision')"
+    ).fetchone()[0]
     assert db.execute("select status from memory.approve(%s)", (pending,)).fetchone() == ("active",)
     assert next(row[0] for row in db.execute(kinds, (question,)).fetchall()) == "decision"
     with pytest.raises(

@@ -36,7 +36,7 @@ def chat(db):
     db.execute("select from memory.commit('s1', %s, agent_id => 'coder', enrich => 'now')", (Json(CHAT),))
     return {
         row[1]: row[0]
-        for row in db.execute("select turn_key, content from memory.turns where agent_id = 'coder'").fetchall()
+        for row in db.execute("select turn_id, content from memory.turns where agent_id = 'coder'").fetchall()
     }
 
 

@@ -35,7 +35,7 @@ def test_recall_commit_feedback_and_enrichment_are_counted(db):
     for _ in range(3):
         db.execute("select * from memory.recall('signing keys')").fetchall()
     db.execute("select * from memory.explain_recall('signing keys')").fetchall()  # explaining is not a recall
-    db.execute("select memory.feedback((select min(turn_key) from memory.turns), true)")
+    db.execute("select memory.give_feedback('helpful', turn_id => (select min(turn_id) from memory.turns))")
     db.execute("select * from memory.recall('billing', weights => '{\"embedder\": \"none\"}')").fetchall()
     counted = metrics(db)
     assert counted[("recalls", "")] == 4 and counted[("recalls_degraded", "")] == 1
@@ -131,7 +131,7 @@ def test_postgres_exporter_serves_every_tenants_metrics_to_prometheus(db, logins
         db.execute("select * from memory.recall('signing keys')").fetchall()
     # Something for every query of the file: a degraded recall, a verdict, a queued job.
     db.execute("select * from memory.recall('billing', weights => '{\"embedder\": \"none\"}')").fetchall()
-    db.execute("select memory.feedback((select max(turn_key) from memory.turns), false)")
+    db.execute("select memory.give_feedback('unhelpful', turn_id => (select max(turn_id) from memory.turns))")
     db.execute("select memory.commit('later', %s)", (Json(SAID),))
     db.commit()
     monitor = logins.create(grant="memory_admin")

@@ -55,7 +55,7 @@ def test_a_tenant_holding_its_session_does_not_stall_the_shared_worker(db, tenan
         tenant.execute("select memory.commit('plans', %s)", (Json(SAID),))
     # acme judges its session in a transaction it keeps open: the session's row is locked until it ends.
     acme.autocommit = False
-    acme.execute("select memory.feedback(session_id => 'plans', verdict => 'helpful')")
+    acme.execute("select memory.give_feedback('helpful', session_id => 'plans')")
     db.execute("set statement_timeout = '20s'")
     started = time.monotonic()
     processed, failed = db.execute("call memory.work(10)").fetchone()

@@ -149,9 +149,15 @@ def test_remember_and_feedback(memory):
     remember()
 
     @examples(500)
-    @given(turn=st.integers(min_value=-5, max_value=50), helpful=st.none() | st.booleans(), note=st.none() | identifier)
-    def feedback(turn, helpful, note):
-        works_or_names_the_problem(memory, "select * from memory.feedback(%s, %s, note => %s)", (turn, helpful, note))
+    @given(
+        turn=st.integers(min_value=-5, max_value=50),
+        verdict=st.none() | st.sampled_from(["helpful", "unhelpful", "incorrect", "stale", "meh"]),
+        note=st.none() | identifier,
+    )
+    def feedback(turn, verdict, note):
+        works_or_names_the_problem(
+            memory, "select * from memory.give_feedback(%s, turn_id => %s, note => %s)", (verdict, turn, note)
+        )
 
     feedback()
 

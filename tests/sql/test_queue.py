@@ -57,7 +57,7 @@ def test_chunks_embedded_ahead_for_several_sessions_and_tenants_get_their_own_ve
     assert work(db) == (4, 0)
     rows = db.execute(
         "select e.tenant_id, c.text, e.embedding <=> (memory.embed(array[c.text]))[1] "
-        "from memory.chunk_embeddings as e inner join memory.chunks as c using (tenant_id, turn_key, chunk_no)"
+        "from memory.chunk_embeddings as e inner join memory.chunks as c using (tenant_id, turn_id, chunk_no)"
     ).fetchall()
     assert sorted((tenant, text) for tenant, text, _ in rows) == sorted(
         (tenant, text) for tenant, texts in said.items() for text in texts

@@ -59,7 +59,7 @@ def test_the_turn_that_answers_a_paraphrase_comes_first(memory):
 
 def test_rows_carry_session_turn_speaker_time_summary_and_components(memory):
     hit = recall(memory, "billing crash expired token", k=1)[0]
-    assert (hit["session_id"], hit["agent"], hit["role"], hit["speaker"]) == ("work", "bot", "user", "Joe")
+    assert (hit["session_id"], hit["agent_id"], hit["role"], hit["speaker"]) == ("work", "bot", "user", "Joe")
     assert hit["summary"] and hit["created_at"] is not None and hit["turn_id"] > 0
     parts = hit["components"]
     assert set(parts["signals"]) == set(signal_names(memory, "fusion") + signal_names(memory, "boost"))
@@ -153,7 +153,7 @@ def test_a_named_speaker_lifts_their_turns(memory):
 def test_trust_changes_ranking(memory):
     before = recall(memory, "alert", k=2)
     second = before[1]["turn_id"]
-    memory.execute("update memory.turns set trust = 20 where turn_key = %s", (second,))
+    memory.execute("update memory.turns set trust = 20 where turn_id = %s", (second,))
     after = recall(memory, "alert", k=2)
     assert after[0]["turn_id"] == second
     assert contribution(after[0]["components"], "trust") == pytest.approx(math.log(20), abs=1e-4)
@@ -245,8 +245,7 @@ def test_access_counting_is_opt_in(memory):
     assert memory.execute("select sum(access_count) from memory.turns").fetchone()[0] == 0
     hit = recall(memory, "Lisbon", k=1, weights=Jsonb({"recall_count_access": True}))[0]
     assert (
-        memory.execute("select access_count from memory.turns where turn_key = %s", (hit["turn_id"],)).fetchone()[0]
-        == 1
+        memory.execute("select access_count from memory.turns where turn_id = %s", (hit["turn_id"],)).fetchone()[0] == 1
     )
 
 

@@ -115,13 +115,16 @@ def test_memories_of_some_statuses_go_and_the_current_one_stays(db):
 
 def test_the_archive_holds_what_went_and_imports_back(db):
     commit(db, "billing", 200)
-    db.execute("select memory.feedback(turn_key, false, query => 'billing') from memory.turns where role = 'assistant'")
+    db.execute(
+        "select memory.give_feedback('unhelpful', turn_id => turn_id, query => 'billing')"
+        " from memory.turns where role = 'assistant'"
+    )
     before = db.execute("select content, round(score::numeric, 4) from memory.recall('billing cluster')").fetchall()
     db.execute("update memory.sessions set used_at = null")  # recall used it: unused again, for the policy
     db.execute("select memory.set_retention('sessions', max_age => '90 days')")
     maintain(db)
     assert db.execute("select count(*) from memory.recall('billing cluster')").fetchone() == (0,)
-    archive = db.execute("select archive_id, removed, records, bytes, sha256 from memory.archives()").fetchone()
+    archive = db.execute("select archive_id, removed, records, bytes, sha256 from memory.list_archives()").fetchone()
     # The turns: the session's two and the words of the memory extracted from it (not indexed yet: 2 chunks).
     assert archive[1:3] == ({"sessions": 1, "turns": 3, "chunks": 2, "memories": 1, "entities": 1}, 5)
     (data,) = db.execute("select memory.archive(%s)", (archive[0],)).fetchone()
@@ -146,7 +149,10 @@ def archived(db, archive_id: int) -> list[dict]:
 def test_feedback_on_a_memory_that_goes_is_archived_and_comes_back(db):
     for lead in ("Ana", "Bo"):
         db.execute("select memory.remember(%s, 'fact', key => 'lead')", (f"{lead} leads the security work.",))
-    db.execute("select memory.feedback(m.turn_key, false) from memory.memories as m where m.status = 'superseded'")
+    db.execute(
+        "select memory.give_feedback('unhelpful', turn_id => m.turn_id)"
+        " from memory.memories as m where m.status = 'superseded'"
+    )
     db.execute("select memory.set_retention('memories', keep_last => 0, statuses => '{superseded}')")
     maintain(db)
     records = archived(db, 1)
@@ -159,8 +165,8 @@ def test_feedback_on_a_memory_that_goes_is_archived_and_comes_back(db):
     db.execute("select memory.drop_retention(1)")
     db.execute("select * from memory.import_tenant(%s)", (Jsonb(records),))
     back = db.execute(
-        "select m.content, t.trust from memory.feedback as f join memory.turns as t using (tenant_id, turn_key)"
-        " join memory.memories as m on m.turn_key = t.turn_key"
+        "select m.content, t.trust from memory.feedback as f join memory.turns as t using (tenant_id, turn_id)"
+        " join memory.memories as m on m.turn_id = t.turn_id"
     ).fetchall()
     assert back == [("Ana leads the security work.", 0.5)]  # the audit row and the trust it left
 
@@ -223,7 +229,9 @@ def test_dropping_an_archive_keeps_its_record(db):
     maintain(db)
     assert db.execute("select memory.drop_archive(1)").fetchone() == (True,)
     assert db.execute("select memory.drop_archive(1)").fetchone() == (False,)
-    row = db.execute("select bytes, records, dropped_at is not null, length(sha256) from memory.archives()").fetchone()
+    row = db.execute(
+        "select bytes, records, dropped_at is not null, length(sha256) from memory.list_archives()"
+    ).fetchone()
     assert row == (None, 4, True, 64)
     assert db.execute("select memory.archive(1)").fetchone() == (None,)
 
@@ -235,7 +243,7 @@ def test_an_application_reads_archives_but_cannot_write_them(db, logins):
     db.execute("update memory.archives set tenant_id = 'acme'")
     db.commit()
     acme = logins.create(tenant="acme")
-    assert acme.execute("select count(*) from memory.archives()").fetchone() == (1,)
+    assert acme.execute("select count(*) from memory.list_archives()").fetchone() == (1,)
     for statement in (
         "update memory.archives set removed = '{}'",
         "delete from memory.archives",

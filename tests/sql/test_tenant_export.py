@@ -41,7 +41,8 @@ def build_tenant(db: psycopg.Connection) -> None:
     for lead in ("Ana leads the security work.", "Bo leads the security work."):
         db.execute("select memory.remember(%s, 'fact', agent_id => 'team', key => 'security.lead')", (lead,))
     db.execute(
-        "select memory.feedback(t.turn_key, false, query => 'backup') from memory.turns as t where t.message_id = 'i3'"
+        "select memory.give_feedback('unhelpful', turn_id => t.turn_id, query => 'backup')"
+        " from memory.turns as t where t.message_id = 'i3'"
     )
     db.execute("select memory.recall('Postgres auth', agent_id => 'team')")
     db.execute("select memory.set_entity_state('Bo', 'on_call', 'true', agent_id => 'team')")
@@ -116,7 +117,7 @@ def test_turn_state_summaries_and_history_come_back(db, empty):
     evidence = (
         "select m.content, array_agg(t.message_id order by t.message_id) from memory.memories as m"
         " join memory.memory_evidence as e using (tenant_id, memory_id)"
-        " join memory.turns as t on t.tenant_id = e.tenant_id and t.turn_key = e.turn_key group by 1 order by 1"
+        " join memory.turns as t on t.tenant_id = e.tenant_id and t.turn_id = e.turn_id group by 1 order by 1"
     )
     assert empty.execute(evidence).fetchall() == db.execute(evidence).fetchall()
     assert empty.execute("select aliases from memory.entities where normalized = 'postgresql'").fetchone() == (
@@ -140,7 +141,10 @@ def test_importing_again_changes_nothing(db, empty):
 
 def test_into_a_session_with_turns_of_its_own_records_name_the_right_turns(db, empty):
     db.execute("select memory.commit('planning', %s, agent_id => 'team', enrich => 'now')", (Json(PLANNING),))
-    db.execute("select memory.feedback(turn_key, false, query => 'auth') from memory.turns where message_id = 'p2'")
+    db.execute(
+        "select memory.give_feedback('unhelpful', turn_id => turn_id, query => 'auth')"
+        " from memory.turns where message_id = 'p2'"
+    )
     empty.execute(
         "select memory.commit('planning', %s, agent_id => 'team')",
         (Json([{"role": "user", "id": "p0", "content": "An earlier line."}]),),
@@ -149,10 +153,10 @@ def test_into_a_session_with_turns_of_its_own_records_name_the_right_turns(db, e
     evidence = (
         "select m.content, array_agg(t.message_id order by t.message_id) from memory.memories as m"
         " join memory.memory_evidence as e using (tenant_id, memory_id)"
-        " join memory.turns as t on t.tenant_id = e.tenant_id and t.turn_key = e.turn_key group by 1 order by 1"
+        " join memory.turns as t on t.tenant_id = e.tenant_id and t.turn_id = e.turn_id group by 1 order by 1"
     )
     assert empty.execute(evidence).fetchall() == db.execute(evidence).fetchall()
-    judged = "select t.message_id from memory.feedback as f join memory.turns as t using (tenant_id, turn_key)"
+    judged = "select t.message_id from memory.feedback as f join memory.turns as t using (tenant_id, turn_id)"
     assert empty.execute(judged).fetchall() == [("p2",)]
     positions = "select message_id from memory.turns where session_key = 1 order by position"
     assert [row[0] for row in empty.execute(positions).fetchall()] == ["p0", "p1", "p2", "p3"]
@@ -193,7 +197,7 @@ def test_one_agent_is_exported_alone(db):
     build_tenant(db)
     db.execute("select memory.commit('other', %s, agent_id => 'sales', enrich => 'now')", (Json(PLANNING[:1]),))
     records = [row[0] for row in db.execute("select r from memory.export_tenant('sales') as r").fetchall()]
-    assert {r.get("agent_id", r.get("scope")) for r in records} == {None, "sales"}
+    assert {r.get("agent_id") for r in records} == {None, "sales"}
     assert [r["session_id"] for r in records if r["record"] == "session"] == ["other", "remembered"]
 
 
@@ -218,7 +222,7 @@ def test_lines_of_memory_export_are_session_records(db):
         ({"record": "session", "session_id": "s"}, r"a session record needs \"messages\""),
         ({"record": "session", "session_id": "s", "messages": [{"content": "hi"}]}, r"message 0 has no role"),
         ({"record": "feedback", "turn": ["team", "nowhere", 1], "verdict": "helpful"}, r"feedback names no turn"),
-        ({"record": "entity_state", "scope": "team", "entity": "nobody", "attribute": "a"}, r"entity \"nobody\""),
+        ({"record": "entity_state", "agent_id": "team", "entity": "nobody", "attribute": "a"}, r"entity \"nobody\""),
         ({"record": "chat"}, r"unknown record \"chat\""),
         ({"record": "header", "format_version": 2}, r"format_version 2 is newer"),
         ("not an object", r"not a JSON object"),

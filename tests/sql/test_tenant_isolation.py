@@ -56,7 +56,7 @@ def two_tenants(db, logins) -> Iterator[tuple[psycopg.Connection, Logins, dict]]
         said = [{"role": "user", "content": f"{tenant} orders tea every morning"}]
         db.execute("select memory.commit('drinks', %s)", (Json(said),))
         db.execute(
-            "select memory.remember(%s, evidence => array(select t.turn_key from memory.turns as t"
+            "select memory.remember(%s, evidence => array(select t.turn_id from memory.turns as t"
             " join memory.sessions as s using (tenant_id, session_key)"
             " where t.tenant_id = memory.current_tenant() and s.session_id = 'drinks'))",
             (f"{tenant} prefers tea",),
@@ -69,7 +69,7 @@ def two_tenants(db, logins) -> Iterator[tuple[psycopg.Connection, Logins, dict]]
         db.execute("select memory.set_retention('sessions', max_age => '365 days')")
     db.execute("reset memory.tenant_id")
     db.execute("call memory.maintain()")  # each tenant's session 'old' goes to an archive
-    globex = db.execute("select min(turn_key), count(*) from memory.turns where tenant_id = 'globex'").fetchone()
+    globex = db.execute("select min(turn_id), count(*) from memory.turns where tenant_id = 'globex'").fetchone()
     counts = {
         table: db.execute(f"select count(*) from memory.{table} where tenant_id = 'globex'").fetchone()[0]
         for table in TENANT_TABLES
@@ -114,7 +114,7 @@ def globex_unchanged(db: psycopg.Connection, before: dict) -> None:
     }
     assert after == before["counts"]
     trust, content = db.execute(
-        "select trust, content from memory.turns where turn_key = %s", (before["turn"],)
+        "select trust, content from memory.turns where turn_id = %s", (before["turn"],)
     ).fetchone()
     assert (trust, content) == (1, "globex keeps the launch codes in the blue vault")
     status = db.execute("select status from memory.memories where memory_id = %s", (before["memory"],)).fetchone()
@@ -132,7 +132,7 @@ def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
     return [
         *[(f"select * from memory.{t}", ()) for t in TENANT_TABLES],
         ("select * from memory.turns where tenant_id = 'globex'", ()),
-        ("select * from memory.turns where turn_key = %s", (turn,)),
+        ("select * from memory.turns where turn_id = %s", (turn,)),
         ("select * from memory.queue_status", ()),
         ("select * from memory.feedback_summary", ()),
         ("select * from memory.memory_items", ()),
@@ -140,8 +140,8 @@ def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
         ("select * from memory.metrics", ()),
         ("select * from memory.tier_moves(now() + interval '1000 days')", ()),
         ("select * from memory.rules_and_preferences", ()),
-        ("select * from memory.memories(search => 'tea', status => 'active')", ()),
-        ("select * from memory.memories(agent_id => 'default', as_of => now())", ()),
+        ("select * from memory.list_memories(search => 'tea', status => 'active')", ()),
+        ("select * from memory.list_memories(agent_id => 'default', as_of => now())", ()),
         ("select * from memory.recall('launch codes vault', k => 50)", ()),
         ("select * from memory.recall('globex launch codes', k => 50, level => 'session')", ()),
         ("select * from memory.recall('globex launch codes', k => 50, tiers => '{hot,warm,cold}')", ()),
@@ -151,7 +151,7 @@ def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
         ("select * from memory.export_tenant()", ()),
         ("select * from memory.export_tenant('default')", ()),
         ("select * from memory.retention_preview(now() + interval '1000 days')", ()),
-        ("select * from memory.archives()", ()),
+        ("select * from memory.list_archives()", ()),
         ("select memory.archive(a) from generate_series(1, 5) as a", ()),
         ("select * from memory.bootstrap()", ()),
         ("select * from memory.context_for_task('launch codes')", ()),
@@ -193,16 +193,16 @@ def writes(turn: int, memory: int, archive: int, policy: int) -> list[tuple[str,
                 ),
             ),
         ),
-        ("select * from memory.feedback(%s, false)", (turn,)),
-        ("select * from memory.feedback(%s, true)", (turn,)),
+        ("select * from memory.give_feedback('unhelpful', turn_id => %s)", (turn,)),
+        ("select * from memory.give_feedback('helpful', turn_id => %s)", (turn,)),
         ("select * from memory.forget('plans')", ()),
         ("select * from memory.forget_entity('globex')", ()),
         ("select * from memory.retract(%s)", (memory,)),
         ("select * from memory.resolve(%s)", (memory,)),
         ("select * from memory.approve(%s)", (memory,)),
-        ("select * from memory.feedback(memory_id => %s, verdict => 'incorrect', agent_id => 'a')", (memory,)),
-        ("select * from memory.feedback(memory_id => %s, verdict => 'incorrect', agent_id => 'b')", (memory,)),
-        ("select * from memory.feedback(memory_id => %s, verdict => 'stale')", (memory,)),
+        ("select * from memory.give_feedback('incorrect', memory_id => %s, judged_by => 'a')", (memory,)),
+        ("select * from memory.give_feedback('incorrect', memory_id => %s, judged_by => 'b')", (memory,)),
+        ("select * from memory.give_feedback('stale', memory_id => %s)", (memory,)),
         ("update memory.memory_merges set content = 'owned' where tenant_id = 'globex'", ()),
         ("delete from memory.memory_evidence where tenant_id = 'globex'", ()),
         ("insert into memory.memory_evidence values ('globex', %s, %s)", (memory, turn + 1)),
@@ -277,7 +277,7 @@ def test_an_application_role_sees_the_tenant_it_chose_and_only_that(two_tenants,
     assert returned == 0
     # switching is what it may do: then it sees globex, and no longer acme
     app.execute("set memory.tenant_id = 'globex'")
-    rows = app.execute("select content from memory.turns order by turn_key").fetchall()
+    rows = app.execute("select content from memory.turns order by turn_id").fetchall()
     assert rows and all("globex" in content for (content,) in rows)
     with capsys.disabled():
         print(f"\n  application role: {attempts} cross-tenant attempts, 0 foreign rows returned, 0 changed")
@@ -328,8 +328,8 @@ def test_a_vector_that_would_break_the_shared_index_is_refused_whoever_writes_it
     db, logins, _ = two_tenants
     acme = logins.create(tenant="acme")
     plant = (
-        "insert into memory.chunk_embeddings (tenant_id, turn_key, chunk_no, model, text_sha256, embedding)"
-        " select tenant_id, turn_key, chunk_no, 'text-embedding-3-small', text_sha256, '[1,2,3]'"
+        "insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding)"
+        " select tenant_id, turn_id, chunk_no, 'text-embedding-3-small', text_sha256, '[1,2,3]'"
         " from memory.chunk_embeddings limit 1"
     )
     with pytest.raises(psycopg.errors.InsufficientPrivilege):

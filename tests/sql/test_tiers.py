@@ -149,13 +149,13 @@ def test_helpful_feedback_and_a_commit_bring_items_back_to_hot(db):
     db.execute("update memory.sessions set tier = 'warm' where session_id in ('billing', 'garden')")
     db.execute("update memory.memories set tier = 'cold'")
     (turn,) = db.execute(
-        "select t.turn_key from memory.turns as t join memory.sessions as s using (tenant_id, session_key)"
+        "select t.turn_id from memory.turns as t join memory.sessions as s using (tenant_id, session_key)"
         " where s.session_id = 'billing' order by t.position limit 1"
     ).fetchone()
-    db.execute("select memory.feedback(%s, helpful => false)", (turn,))
+    db.execute("select memory.give_feedback('unhelpful', turn_id => %s)", (turn,))
     assert tiers(db)["billing"] == "warm"
-    db.execute("select memory.feedback(%s, helpful => true)", (turn,))
-    db.execute("select memory.feedback(memory_id => %s, verdict => 'helpful')", (memory,))
+    db.execute("select memory.give_feedback('helpful', turn_id => %s)", (turn,))
+    db.execute("select memory.give_feedback('helpful', memory_id => %s)", (memory,))
     assert tiers(db) == {"billing": "hot", "garden": "warm", str(memory): "hot"}
     commit(db, "garden", [{"role": "user", "content": "The peppers need shade in July."}])
     assert tiers(db)["garden"] == "hot"

@@ -78,7 +78,7 @@ def test_approximate_search_finds_vectors_in_and_outside_the_graph(tenants, db):
     approximate = nearest(big, "when is the puppy due for its rabies shot", exact_search_max_chunks=0)
     assert approximate == exact
     late = big.execute(
-        "select t.turn_key from memory.turns as t join memory.sessions as s using (tenant_id, session_key)"
+        "select t.turn_id from memory.turns as t join memory.sessions as s using (tenant_id, session_key)"
         " where s.session_id = 'late'"
     ).fetchone()[0]
     assert approximate[0] == late
@@ -89,7 +89,7 @@ def test_approximate_search_reads_the_graph_and_the_rows_outside_it(tenants, db)
     for number, text in enumerate(TOPICS):
         commit(big, f"s{number}", text)
     statement = db.execute(
-        "select memory_internal._nearest_sql('chunk_embeddings', array['turn_key', 'chunk_no'],"
+        "select memory_internal._nearest_sql('chunk_embeddings', array['turn_id', 'chunk_no'],"
         " 'all-MiniLM-L6-v2', 384, false, null)"
     ).fetchone()[0]
     db.execute("set enable_seqscan = off")

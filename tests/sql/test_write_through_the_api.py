@@ -327,21 +327,21 @@ def ids_told_apart(conn: psycopg.Connection, statement: str, foreign: int, missi
 def test_errors_never_tell_whether_another_tenants_id_exists(tenants, logins, capsys):
     acme = logins.create(tenant="acme")
     turn, memory, job, policy = tenants.execute(
-        "select (select max(turn_key) from memory.turns where tenant_id = 'globex'),"
+        "select (select max(turn_id) from memory.turns where tenant_id = 'globex'),"
         " (select max(memory_id) from memory.memories where tenant_id = 'globex'),"
         " (select max(job_id) from memory.jobs where tenant_id = 'globex'),"
         " (select max(policy_id) from memory.retention_policies where tenant_id = 'globex')"
     ).fetchone()
     calls = [
-        ("select * from memory.feedback(%s, false)", turn),
-        ("select * from memory.feedback(memory_id => %s, verdict => 'stale')", memory),
+        ("select * from memory.give_feedback('unhelpful', turn_id => %s)", turn),
+        ("select * from memory.give_feedback('stale', memory_id => %s)", memory),
         ("select * from memory.resolve(%s)", memory),
         ("select * from memory.retract(%s)", memory),
         ("select * from memory.approve(%s)", memory),
         ("select * from memory.remember('x', evidence => array[%s]::bigint[])", turn),
         ("select * from memory.drop_retention(%s)", policy),
         ("select * from memory.jobs where job_id = %s", job),
-        ("select * from memory.turns where turn_key = %s", turn),
+        ("select * from memory.turns where turn_id = %s", turn),
     ]
     told = [statement for statement, foreign in calls if ids_told_apart(acme, statement, foreign, foreign + 10**9)]
     assert told == []

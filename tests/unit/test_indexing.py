@@ -40,13 +40,13 @@ def test_a_sentence_longer_than_a_chunk_is_cut():
 
 
 def turns(*contents, role="user"):
-    return [{"turn_key": i, "role": role, "content": c} for i, c in enumerate(contents)]
+    return [{"turn_id": i, "role": role, "content": c} for i, c in enumerate(contents)]
 
 
 def test_context_is_the_previous_indexed_turns_kept_apart_from_the_turns_own_words():
     policy = IndexPolicy(context_turns=2, min_chars=3)
     chunks = index_chunks(turns("first turn", "ok", "second turn", "third turn"), policy)
-    assert [(c.turn_key, c.text, c.context, c.context_turn_key) for c in chunks] == [
+    assert [(c.turn_id, c.text, c.context, c.context_turn_id) for c in chunks] == [
         (0, "first turn", "", None),
         (2, "second turn", "first turn", 0),
         (3, "third turn", "first turn\nsecond turn", 2),
@@ -66,7 +66,7 @@ def test_tool_results_are_indexed_by_default():
 def test_tool_call_arguments_are_indexed_with_the_turn():
     openai = {"function": {"name": "Bash", "arguments": '{"command": "pytest -q tests/test_db.py"}'}}
     plain = {"name": "Read", "input": {"file_path": "/srv/app/db.py", "limit": 40}}
-    turn = {"turn_key": 1, "role": "assistant", "content": "Running the tests.", "tool_calls": [openai, plain]}
+    turn = {"turn_id": 1, "role": "assistant", "content": "Running the tests.", "tool_calls": [openai, plain]}
     (chunk,) = index_chunks([turn], IndexPolicy())
     assert (
         chunk.text
@@ -76,15 +76,15 @@ def test_tool_call_arguments_are_indexed_with_the_turn():
 
 def test_a_turn_of_tool_calls_alone_is_indexed_and_bad_calls_are_skipped():
     calls = [{"function": {"name": "Grep", "arguments": "not json"}}, "junk", {"name": None}]
-    (chunk,) = index_chunks([{"turn_key": 1, "role": "assistant", "content": "", "tool_calls": calls}], IndexPolicy())
+    (chunk,) = index_chunks([{"turn_id": 1, "role": "assistant", "content": "", "tool_calls": calls}], IndexPolicy())
     assert chunk.text == "Grep not json"
 
 
 def test_only_the_first_chunk_of_a_turn_carries_context():
     policy = IndexPolicy(context_turns=1, min_chars=3, chunk_chars=20)
     chunks = index_chunks(turns("the context", "One two three. Four five six. Seven eight."), policy)
-    assert (chunks[1].context, chunks[1].context_turn_key) == ("the context", 0)
-    assert (chunks[2].context, chunks[2].context_turn_key) == ("", None)
+    assert (chunks[1].context, chunks[1].context_turn_id) == ("the context", 0)
+    assert (chunks[2].context, chunks[2].context_turn_id) == ("", None)
     assert "the context" not in chunks[1].text
 
 

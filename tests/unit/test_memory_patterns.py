@@ -10,7 +10,7 @@ from agent_memory_db.memory_extraction import Proposal, llm_messages, parse_llm_
 
 
 def said(*texts: str, role: str = "user") -> list[dict]:
-    return [{"turn_key": number + 1, "role": role, "content": text} for number, text in enumerate(texts)]
+    return [{"turn_id": number + 1, "role": role, "content": text} for number, text in enumerate(texts)]
 
 
 def proposals(*texts: str) -> list[tuple[str, str]]:
@@ -123,7 +123,7 @@ def test_a_question_before_a_statement_is_left_out_of_its_words() -> None:
 def test_only_users_turns_are_read_and_each_statement_once_per_turn() -> None:
     turns = [
         *said("I prefer tabs. I prefer tabs.", "I prefer tabs."),
-        {"turn_key": 9, "role": "assistant", "content": "I prefer to answer briefly."},
+        {"turn_id": 9, "role": "assistant", "content": "I prefer to answer briefly."},
     ]
     assert propose(turns) == [Proposal(1, "preference", "I prefer tabs."), Proposal(2, "preference", "I prefer tabs.")]
 
@@ -143,14 +143,14 @@ def test_a_long_statement_keeps_its_own_clause_within_the_limit() -> None:
 
 
 def test_the_llm_request_numbers_every_turn() -> None:
-    turns = [*said("We decided on Rust."), {"turn_key": 7, "role": "assistant", "content": "Noted."}]
+    turns = [*said("We decided on Rust."), {"turn_id": 7, "role": "assistant", "content": "Noted."}]
     messages = llm_messages(turns)
     assert messages[0]["role"] == "system" and '"memories"' in messages[0]["content"]
     assert messages[1]["content"] == "[0] user: We decided on Rust.\n[1] assistant: Noted."
 
 
 def test_the_llm_answer_is_read_strictly() -> None:
-    turns = [*said("We decided on Rust for the parser."), {"turn_key": 7, "role": "assistant", "content": "Ok."}]
+    turns = [*said("We decided on Rust for the parser."), {"turn_id": 7, "role": "assistant", "content": "Ok."}]
     answer = {
         "memories": [
             {"turn": 0, "kind": "decision", "content": "The parser is written in Rust.", "quote": "decided on Rust"}
@@ -176,7 +176,7 @@ def test_the_llm_answer_is_read_strictly() -> None:
     ],
 )
 def test_a_wrong_llm_item_is_left_out_and_named(item: object, problem: str) -> None:
-    turns = [*said("We decided on Rust."), {"turn_key": 7, "role": "assistant", "content": "Ok."}]
+    turns = [*said("We decided on Rust."), {"turn_id": 7, "role": "assistant", "content": "Ok."}]
     good = {"turn": 0, "kind": "decision", "content": "Rust it is.", "quote": "Rust"}
     proposals, problems = parse_llm_memories(json.dumps({"memories": [item, good]}), turns)
     assert proposals == [Proposal(1, "decision", "Rust it is.")]

@@ -4,9 +4,9 @@ from agent_memory_db.mentions import llm_request, passed_entities, session_menti
 
 def test_each_turn_mentions_what_it_says_its_tool_calls_and_its_speaker():
     turns = [
-        {"turn_key": 1, "role": "user", "name": "Maria", "content": "Move billing from MySQL to Postgres."},
+        {"turn_id": 1, "role": "user", "name": "Maria", "content": "Move billing from MySQL to Postgres."},
         {
-            "turn_key": 2,
+            "turn_id": 2,
             "role": "assistant",
             "content": "Checking the schema.",
             "tool_calls": [{"name": "Read", "input": {"file_path": "src/billing/models.py"}}],
@@ -20,7 +20,7 @@ def test_each_turn_mentions_what_it_says_its_tool_calls_and_its_speaker():
 def test_entities_a_caller_passed_are_mentions_too():
     turns = [
         {
-            "turn_key": 7,
+            "turn_id": 7,
             "role": "user",
             "content": "It slipped.",
             "entities": ["Apollo", {"name": "Q3 plan", "type": "doc"}],
@@ -39,12 +39,12 @@ def test_passed_entities_of_other_shapes_are_ignored():
 def test_with_the_llms_entities_a_turn_mentions_them_where_their_names_appear():
     turns = [
         {
-            "turn_key": 1,
+            "turn_id": 1,
             "role": "user",
             "name": "Maria",
             "content": "Is the Billing Service on postgres yet? postgres!",
         },
-        {"turn_key": 2, "role": "assistant", "content": "Not yet: billing services move in May.", "entities": ["Q3"]},
+        {"turn_id": 2, "role": "assistant", "content": "Not yet: billing services move in May.", "entities": ["Q3"]},
     ]
     named = parse_llm_entities(
         '{"entities": [{"name": "billing service", "type": "project"}, {"name": "Postgres", "type": "tool"},'
@@ -60,9 +60,9 @@ def test_with_the_llms_entities_a_turn_mentions_them_where_their_names_appear():
 
 def test_the_llm_reads_each_turn_with_its_speaker_and_tool_calls():
     turns = [
-        {"turn_key": 1, "role": "user", "name": "Maria", "content": "Read the models."},
+        {"turn_id": 1, "role": "user", "name": "Maria", "content": "Read the models."},
         {
-            "turn_key": 2,
+            "turn_id": 2,
             "role": "assistant",
             "content": "Reading.",
             "tool_calls": [{"name": "Read", "input": {"p": "a.py"}}],

@@ -50,7 +50,7 @@ class Mention:
     type: str
 
 
-def entity_key(surface: str) -> str:
+def normalized_key(surface: str) -> str:
     """The key a surface form is stored and merged under: normalized, then its alias resolved."""
     return canonical_name(normalize_entity(surface))
 
@@ -64,7 +64,7 @@ def merge_mentions(mentions: Iterable[Mention], known: Mapping[str, str] | None 
     types: dict[str, str] = {}
     counts: dict[str, int] = {}
     for mention in sorted(mentions, key=lambda m: m.start):
-        key = entity_key(mention.surface)
+        key = normalized_key(mention.surface)
         if len(key) < MIN_KEY_CHARS or (key not in names and len(names) >= MAX_ENTITIES):
             continue
         kind = known.get(key, mention.type)

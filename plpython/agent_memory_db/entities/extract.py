@@ -51,7 +51,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from agent_memory_db.entities import TYPES, Entity, Mention, entity_key, merge_mentions
+from agent_memory_db.entities import TYPES, Entity, Mention, merge_mentions, normalized_key
 from agent_memory_db.entities.names import (
     AMBIGUOUS,
     CONNECTORS,
@@ -317,8 +317,8 @@ def _gazetteer_match(run: list[Word], surface: str, known: Mapping[str, str]) ->
     if canonical_name(normalized) in known:
         return surface, canonical_name(normalized)
     version = VERSION.search(surface) if len(run) == 1 else None
-    if version and entity_key(surface[: version.start()]) in known:
-        return surface[: version.start()], entity_key(surface[: version.start()])
+    if version and normalized_key(surface[: version.start()]) in known:
+        return surface[: version.start()], normalized_key(surface[: version.start()])
     return None
 
 
@@ -472,9 +472,9 @@ def _known(gazetteer: tuple[tuple[str, str], ...]) -> tuple[dict[str, str], dict
     for name, kind in gazetteer:
         if kind not in TYPES:
             raise ValueError(f"the gazetteer gives {name!r} the type {kind!r}, which is not one of {', '.join(TYPES)}")
-        if not entity_key(name):
+        if not normalized_key(name):
             raise ValueError(f"the gazetteer name {name!r} is empty once normalized")
-        known[entity_key(name)] = kind
+        known[normalized_key(name)] = kind
     longest: dict[str, int] = {}
     for key in [*known, *ALIASES]:
         first, words = key.split(" ", 1)[0], key.count(" ") + 1

@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_memory_db.entities import TYPES, Entity, Mention, entity_key, merge_mentions
+from agent_memory_db.entities import TYPES, Entity, Mention, merge_mentions, normalized_key
 from agent_memory_db.entities.names import AMBIGUOUS, STOP_WORDS
 from agent_memory_db.openai_compat import json_object
 
@@ -64,8 +64,8 @@ def parse_llm_entities(content: str) -> list[Named]:
     mentions = [_mention(number, item) for number, item in enumerate(data["entities"])]
     spellings: dict[str, dict[str, None]] = {}
     for mention in mentions:
-        spellings.setdefault(entity_key(mention.surface), {})[mention.surface] = None
-    return [Named(entity, tuple(spellings[entity_key(entity.name)])) for entity in merge_mentions(mentions)]
+        spellings.setdefault(normalized_key(mention.surface), {})[mention.surface] = None
+    return [Named(entity, tuple(spellings[normalized_key(entity.name)])) for entity in merge_mentions(mentions)]
 
 
 def _spaced(char: str) -> bool:
@@ -83,13 +83,13 @@ def _pattern(spelling: str) -> str:
 
 def llm_mentions(text: str, named: Sequence[Named]) -> list[Entity]:
     """The entities a turn's words mention, each with how often one of its names appears."""
-    by_key = {entity_key(item.entity.name): item.entity for item in named}
+    by_key = {normalized_key(item.entity.name): item.entity for item in named}
     spellings = sorted({spelling for item in named for spelling in item.spellings}, key=len, reverse=True)
     if not spellings:
         return []
     counts: dict[str, int] = {}
     for match in re.finditer("|".join(map(_pattern, spellings)), text):
-        key = entity_key(match.group())
+        key = normalized_key(match.group())
         if key in by_key:
             counts[key] = counts.get(key, 0) + 1
     return [Entity(by_key[key].name, by_key[key].type, count) for key, count in counts.items()]

@@ -1,7 +1,7 @@
 """The names a recall query mentions an entity by: the runs of one to four of its words written as a name.
 
 A query is short and often lower-case ("when did we move to postgres?"), so it is not run through the
-extractor; instead every run of up to MAX_WORDS words is keyed (entity_key) and recall looks the keys up
+extractor; instead every run of up to MAX_WORDS words is keyed (normalized_key) and recall looks the keys up
 among the entities of its scope. A run counts only when it is written as a name, by the extractor's own
 rule: with a capital letter ("Flask", "LGBTQ", "Grand Canyon"), a digit or a symbol inside ("app.route",
 "Flask-Login", "gpt-4"), or as a name the gazetteer knows that is not also a common word ("postgres",
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from agent_memory_db.entities import MIN_KEY_CHARS, entity_key
+from agent_memory_db.entities import MIN_KEY_CHARS, normalized_key
 from agent_memory_db.entities.extract import known_names
 from agent_memory_db.entities.names import AMBIGUOUS, FIRST_NAMES, PLACES, STOP_WORDS
 
@@ -52,7 +52,7 @@ def query_names(query: str, gazetteer: Mapping[str, str] | None = None) -> list[
         for last in range(first + 1, min(first + MAX_WORDS, len(words)) + 1):
             if last - 1 > first and starts[last - 1]:
                 break  # a name does not run on into the next sentence
-            key = entity_key(" ".join(words[first:last]))
+            key = normalized_key(" ".join(words[first:last]))
             if len(key) >= MIN_KEY_CHARS and _written_as_name(words[first:last], starts[first:last], key, known):
                 keys[key] = None
     return list(keys)
