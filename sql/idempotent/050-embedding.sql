@@ -176,6 +176,9 @@ comment on function memory_internal._keep_vectors_ahead(text, text[], vector[]) 
 'Internal: keeps vectors of texts for memory_internal._embed_texts to hand out in this backend (this tenant '
 'and model only; one batch at a time).';
 
+-- Stable, although an endpoint embedder is a call out: within one statement the same texts get the same
+-- vectors (the model does not change mid-statement), and stable lets a query compare a column with
+-- memory.embed('...')[1] through an index, which volatile would forbid.
 create or replace function memory.embed(texts text[]) returns vector[]
 language sql
 stable
