@@ -14,7 +14,7 @@ ifeq ($(SUDO),)
 endif
 export AGENT_MEMORY_HOME ?= $(CURDIR)/.agent-memory
 
-.PHONY: demo test soak provision build install db-start db-stop lint schema bench-locomo bench-beam bench-recall bench-ingest release clean
+.PHONY: demo test soak provision build install db-start db-stop lint schema client bench-locomo bench-beam bench-recall bench-ingest release clean
 
 ## demo: start the local server, install the extension, show what the product does
 demo: provision db-start
@@ -59,6 +59,10 @@ lint: provision
 ## schema: write sql/schema.txt, the schema a fresh install creates (tests/sql/test_schema_snapshot.py compares)
 schema: db-start
 	$(VENV)/bin/python extension/tools/schema_snapshot.py "$$($(CLI) db url)"
+
+## client: write python-client/agent_memory/methods.py, Memory's methods, from AsyncMemory's (a test checks it)
+client: provision
+	$(VENV)/bin/python python-client/tools/sync_methods.py
 
 ## bench-locomo: retrieval quality on LoCoMo (../shared/bench/locomo) through memory.recall
 bench-locomo: db-start

@@ -1,18 +1,12 @@
 """The build step that turns sql/ into install and upgrade scripts."""
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
+import assemble
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("assemble", ROOT / "extension" / "tools" / "assemble.py")
-assert spec and spec.loader
-assemble = importlib.util.module_from_spec(spec)
-sys.modules["assemble"] = assemble
-spec.loader.exec_module(assemble)
 
 
 def test_script_starts_with_the_psql_guard():
