@@ -123,68 +123,30 @@ $$;
 comment on function memory_internal._jsonb_problem(json) is
 'Internal: why a JSON value does not convert to jsonb (a NUL character, half a surrogate pair), or null.';
 
-create or replace function memory.commit(
-    session_id text,
-    messages json,
-    agent_id text default 'default',
-    source text default null,
-    started_at timestamptz default null,
-    model text default null,
-    tokens_in bigint default null,
-    tokens_out bigint default null,
-    metadata jsonb default '{}',
-    enrich text default null,
-    allow_forgotten boolean default false
-) returns table (
-    created boolean, turns_added integer, job_id bigint, turns_indexed_in_part integer
-)
+-- A commit's messages as jsonb, or an error naming the first message that is not acceptable: one jsonb
+-- cannot hold, one that breaks a rule of memory_internal._message_problem, an id an earlier message has,
+-- or a created_at that is not a real time.
+create or replace function memory_internal._checked_messages(
+    messages json, max_chars integer, dimensions integer
+) returns jsonb
 language plpgsql
+stable
 as $$
-#variable_conflict use_column
 declare
-    v_tenant text := memory.current_tenant();
-    v_max_chars integer := (memory.setting('max_message_chars'))::integer;
-    v_dimensions integer := (memory.setting('client_dimensions'))::integer;
-    v_enrich text := coalesce(commit.enrich, memory.setting('enrich') #>> '{}');
-    v_index_roles jsonb := memory.setting('index_roles');
-    v_index_chars bigint := (memory.setting('index_max_chunks'))::bigint * (memory.setting('chunk_chars'))::bigint;
-    v_partial integer;
+    v_messages jsonb;
     v_problem record;
     v_bad_time record;
-    v_session bigint;
-    v_created boolean;
-    v_added integer;
-    v_job bigint;
-    v_messages jsonb;
-    v_forgotten record;
 begin
-    if commit.session_id is null or btrim(commit.session_id) = '' then
-        raise exception 'agent_memory: commit needs a session_id';
-    end if;
-    if commit.agent_id is null or btrim(commit.agent_id) = '' then
-        raise exception 'agent_memory: commit needs an agent_id';
-    end if;
-    if v_enrich not in ('queue', 'now', 'none') then
-        raise exception 'agent_memory: enrich must be queue, now or none, got %', v_enrich;
-    end if;
-    if commit.metadata is null or jsonb_typeof(commit.metadata) <> 'object' then
-        raise exception 'agent_memory: commit metadata must be a JSON object';
-    end if;
-    if commit.messages is null or json_typeof(commit.messages) <> 'array' then
-        raise exception 'agent_memory: messages must be a JSON array of messages, got %',
-            coalesce(json_typeof(commit.messages), 'null');
-    end if;
-
     -- jsonb cannot hold a NUL character (the JSON escape \u0000; the six characters of a C escape in a
     -- code snippet are "\\u0000" in JSON and are fine) or half a surrogate pair (\ud800): find the message
     -- that has one, then use the array parsed once as jsonb for every further step.
     begin
-        v_messages := commit.messages::jsonb;
+        v_messages := messages::jsonb;
     exception when untranslatable_character or invalid_text_representation then
         select p.index, p.problem into v_problem
         from (
             select m.n - 1 as index, memory_internal._jsonb_problem(m.message) as problem
-            from json_array_elements(commit.messages) with ordinality as m (message, n)
+            from json_array_elements(messages) with ordinality as m (message, n)
         ) as p
         where p.problem is not null
         order by p.index
@@ -192,21 +154,13 @@ begin
         raise exception 'agent_memory: message % %', v_problem.index, v_problem.problem
             using errcode = 'invalid_parameter_value';
     end;
-    perform memory_internal._check_identifier('session_id', commit.session_id);
-    perform memory_internal._check_identifier('agent_id', commit.agent_id);
-    perform memory_internal._check_identifier('source', commit.source);
-    perform memory_internal._check_identifier('model', commit.model);
-    if commit.tokens_in < 0 or commit.tokens_out < 0 then
-        raise exception 'agent_memory: commit''s tokens_in and tokens_out must not be negative'
-            using errcode = 'invalid_parameter_value';
-    end if;
 
     select p.index, p.problem into v_problem
     from (
         select m.n - 1 as index,
                case
                    when jsonb_typeof(m.message) is distinct from 'object' then 'is not a JSON object'
-                   else memory_internal._message_problem(m.message, v_max_chars, v_dimensions)
+                   else memory_internal._message_problem(m.message, max_chars, dimensions)
                end as problem
         from jsonb_array_elements(v_messages) with ordinality as m (message, n)
     ) as p
@@ -251,6 +205,137 @@ begin
             end;
         end loop;
     end;
+    return v_messages;
+end
+$$;
+
+comment on function memory_internal._checked_messages(json, integer, integer) is
+'Internal: a commit''s messages as jsonb, or an error naming the first message that is not acceptable.';
+
+-- The messages of a commit that its session does not hold yet, stored as turns after its last one: how many,
+-- and how many are longer than indexing reads (index_max_chunks x chunk_chars: stored whole, indexed in part).
+create or replace function memory_internal._add_turns(
+    tenant text, session bigint, agent text, messages jsonb, index_roles jsonb, index_chars bigint,
+    out added integer, out partial integer
+)
+language plpgsql
+as $$
+begin
+    with parsed as (
+        select m.n - 1 as index, m.message
+        from jsonb_array_elements(messages) with ordinality as m (message, n)
+    ),
+    texts as (
+        select p.index, p.message, p.message ->> 'id' as message_id, memory_internal._message_text(p.message) as content
+        from parsed as p
+    ),
+    incoming as (
+        select x.*, sha256(convert_to(x.content, 'UTF8')) as content_sha256 from texts as x
+    ),
+    fresh as (
+        select i.* from incoming as i
+        where not exists (
+            select from memory.turns as t
+            where t.tenant_id = tenant and t.session_key = session
+                and (
+                    t.message_id = i.message_id
+                    or i.message_id is null and t.message_id is null and t.position = i.index
+                    and t.content_sha256 = i.content_sha256
+                )
+        )
+    ),
+    last_position as (
+        select coalesce(max(t.position), -1) as p from memory.turns as t
+        where t.tenant_id = tenant and t.session_key = session
+    ),
+    stored as (
+        insert into memory.turns (tenant_id, session_key, agent_id, position, message_id, role, speaker, content,
+                                  content_sha256, tool_calls, tool_call_id, tokens, client_embedding, metadata, created_at)
+        select tenant, session, agent,
+               lp.p + row_number() over (order by f.index),
+               f.message_id, f.message ->> 'role', f.message ->> 'name', f.content, f.content_sha256,
+               f.message -> 'tool_calls', f.message ->> 'tool_call_id',
+               (f.message ->> 'tokens')::integer,
+               (f.message ->> 'embedding')::vector,
+               coalesce(f.message -> 'metadata', '{}')
+               || jsonb_strip_nulls(jsonb_build_object('entities', f.message -> 'entities')),
+               coalesce((f.message ->> 'created_at')::timestamptz,
+                        (select s.started_at from memory.sessions as s
+                         where s.tenant_id = tenant and s.session_key = session))
+        from fresh as f cross join last_position as lp
+        order by f.index
+        returning turns.role, turns.content
+    )
+    -- Turns longer than indexing reads (index_max_chunks x chunk_chars) are stored whole, indexed in part.
+    select count(*), count(*) filter (where index_roles ? a.role and length(a.content) > index_chars)
+    into added, partial
+    from stored as a;
+end
+$$;
+
+comment on function memory_internal._add_turns(text, bigint, text, jsonb, jsonb, bigint) is
+'Internal: stores the messages a session does not hold yet as its next turns; how many, and how many are '
+'indexed in part.';
+
+create or replace function memory.commit(
+    session_id text,
+    messages json,
+    agent_id text default 'default',
+    source text default null,
+    started_at timestamptz default null,
+    model text default null,
+    tokens_in bigint default null,
+    tokens_out bigint default null,
+    metadata jsonb default '{}',
+    enrich text default null,
+    allow_forgotten boolean default false
+) returns table (
+    created boolean, turns_added integer, job_id bigint, turns_indexed_in_part integer
+)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_tenant text := memory.current_tenant();
+    v_max_chars integer := (memory.setting('max_message_chars'))::integer;
+    v_dimensions integer := (memory.setting('client_dimensions'))::integer;
+    v_enrich text := coalesce(commit.enrich, memory.setting('enrich') #>> '{}');
+    v_index_roles jsonb := memory.setting('index_roles');
+    v_index_chars bigint := (memory.setting('index_max_chunks'))::bigint * (memory.setting('chunk_chars'))::bigint;
+    v_partial integer;
+    v_session bigint;
+    v_created boolean;
+    v_added integer;
+    v_job bigint;
+    v_messages jsonb;
+    v_forgotten record;
+begin
+    if commit.session_id is null or btrim(commit.session_id) = '' then
+        raise exception 'agent_memory: commit needs a session_id';
+    end if;
+    if commit.agent_id is null or btrim(commit.agent_id) = '' then
+        raise exception 'agent_memory: commit needs an agent_id';
+    end if;
+    if v_enrich not in ('queue', 'now', 'none') then
+        raise exception 'agent_memory: enrich must be queue, now or none, got %', v_enrich;
+    end if;
+    if commit.metadata is null or jsonb_typeof(commit.metadata) <> 'object' then
+        raise exception 'agent_memory: commit metadata must be a JSON object';
+    end if;
+    if commit.messages is null or json_typeof(commit.messages) <> 'array' then
+        raise exception 'agent_memory: messages must be a JSON array of messages, got %',
+            coalesce(json_typeof(commit.messages), 'null');
+    end if;
+
+    perform memory_internal._check_identifier('session_id', commit.session_id);
+    perform memory_internal._check_identifier('agent_id', commit.agent_id);
+    perform memory_internal._check_identifier('source', commit.source);
+    perform memory_internal._check_identifier('model', commit.model);
+    if commit.tokens_in < 0 or commit.tokens_out < 0 then
+        raise exception 'agent_memory: commit''s tokens_in and tokens_out must not be negative'
+            using errcode = 'invalid_parameter_value';
+    end if;
+    v_messages := memory_internal._checked_messages(commit.messages, v_max_chars, v_dimensions);
 
     insert into memory.sessions as s (tenant_id, agent_id, session_id, source, model, started_at,
                                       tokens_in, tokens_out, metadata)
@@ -288,55 +373,8 @@ begin
         end if;
     end if;
 
-    with parsed as (
-        select m.n - 1 as index, m.message
-        from jsonb_array_elements(v_messages) with ordinality as m (message, n)
-    ),
-    texts as (
-        select p.index, p.message, p.message ->> 'id' as message_id, memory_internal._message_text(p.message) as content
-        from parsed as p
-    ),
-    incoming as (
-        select x.*, sha256(convert_to(x.content, 'UTF8')) as content_sha256 from texts as x
-    ),
-    fresh as (
-        select i.* from incoming as i
-        where not exists (
-            select from memory.turns as t
-            where t.tenant_id = v_tenant and t.session_key = v_session
-                and (
-                    t.message_id = i.message_id
-                    or i.message_id is null and t.message_id is null and t.position = i.index
-                    and t.content_sha256 = i.content_sha256
-                )
-        )
-    ),
-    last_position as (
-        select coalesce(max(t.position), -1) as p from memory.turns as t
-        where t.tenant_id = v_tenant and t.session_key = v_session
-    ),
-    added as (
-        insert into memory.turns (tenant_id, session_key, agent_id, position, message_id, role, speaker, content,
-                                  content_sha256, tool_calls, tool_call_id, tokens, client_embedding, metadata, created_at)
-        select v_tenant, v_session, commit.agent_id,
-               lp.p + row_number() over (order by f.index),
-               f.message_id, f.message ->> 'role', f.message ->> 'name', f.content, f.content_sha256,
-               f.message -> 'tool_calls', f.message ->> 'tool_call_id',
-               (f.message ->> 'tokens')::integer,
-               (f.message ->> 'embedding')::vector,
-               coalesce(f.message -> 'metadata', '{}')
-               || jsonb_strip_nulls(jsonb_build_object('entities', f.message -> 'entities')),
-               coalesce((f.message ->> 'created_at')::timestamptz,
-                        (select s.started_at from memory.sessions as s
-                         where s.tenant_id = v_tenant and s.session_key = v_session))
-        from fresh as f cross join last_position as lp
-        order by f.index
-        returning turns.role, turns.content
-    )
-    -- Turns longer than indexing reads (index_max_chunks x chunk_chars) are stored whole, indexed in part.
-    select count(*), count(*) filter (where v_index_roles ? a.role and length(a.content) > v_index_chars)
-    into v_added, v_partial
-    from added as a;
+    select a.added, a.partial into v_added, v_partial
+    from memory_internal._add_turns(v_tenant, v_session, commit.agent_id, v_messages, v_index_roles, v_index_chars) as a;
 
     if v_added > 0 and v_enrich = 'queue' then
         insert into memory.jobs (tenant_id, kind, session_key)

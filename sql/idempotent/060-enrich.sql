@@ -133,6 +133,85 @@ $$;
 comment on function memory_internal._embed_sessions_ahead(text, bigint[]) is
 'Internal: embeds in one call the chunks the enrichment of these sessions will need, kept for it.';
 
+-- A session's chunks as the settings now make them: unchanged ones kept, changed ones replaced, those the
+-- settings no longer produce dropped.
+create or replace function memory_internal._write_chunks(
+    tenant text, session bigint, config regconfig, turn_ids bigint[], chunk_nos integer[], texts text[],
+    contexts text[], context_turn_ids bigint[]
+) returns void
+language plpgsql
+as $$
+begin
+    delete from memory.chunks as c
+    where c.tenant_id = tenant and c.session_key = session
+        and not exists (
+            select from unnest(turn_ids, chunk_nos) as n (turn_id, chunk_no)
+            where n.turn_id = c.turn_id and n.chunk_no = c.chunk_no
+        );
+    -- The own words keep tsvector weight D (the default), the context is weight C: memory_internal._chunk_bm25
+    -- weighs them apart. Only chunks whose text, context or full-text vector changed are written.
+    insert into memory.chunks as c (tenant_id, turn_id, chunk_no, session_key, agent_id, text, text_sha256, tsv,
+                                    length, context_turn_id, context_length)
+    select tenant, n.turn_id, n.chunk_no, session, t.agent_id, n.text, sha256(convert_to(n.text, 'UTF8')),
+           v.own || setweight(v.context, 'C'), memory_internal._tsv_length(v.own), n.context_turn_id,
+           memory_internal._tsv_length(v.context)
+    from unnest(turn_ids, chunk_nos, texts, contexts, context_turn_ids)
+        as n (turn_id, chunk_no, text, context, context_turn_id)
+    inner join memory.turns as t on t.tenant_id = tenant and n.turn_id = t.turn_id
+    cross join lateral (select to_tsvector(config, n.text) as own, to_tsvector(config, n.context) as context) as v
+    order by n.turn_id, n.chunk_no
+    on conflict (tenant_id, turn_id, chunk_no) do update
+    set text = excluded.text, text_sha256 = excluded.text_sha256, tsv = excluded.tsv, length = excluded.length,
+        context_turn_id = excluded.context_turn_id, context_length = excluded.context_length
+    where c.text_sha256 <> excluded.text_sha256 or c.tsv <> excluded.tsv
+        or c.context_turn_id is distinct from excluded.context_turn_id;
+end
+$$;
+
+comment on function memory_internal._write_chunks(
+    text, bigint, regconfig, bigint[], integer[], text[], text[], bigint[]
+) is
+'Internal: writes a session''s chunks as the settings now make them (unchanged ones kept, stale ones dropped).';
+
+-- A session's chunk vectors: those of changed text dropped, the new ones (or the caller's vectors) written,
+-- in the HNSW graph once the tenant is large enough to be searched approximately (memory.maintain adds the
+-- vectors it wrote before).
+create or replace function memory_internal._write_chunk_vectors(
+    tenant text, session bigint, provider text, embedding_model text, turn_ids bigint[], chunk_nos integer[],
+    texts text[], vectors vector[]
+) returns void
+language plpgsql
+as $$
+declare
+    v_in_graph boolean := memory_internal._in_graph(tenant);
+begin
+    delete from memory.chunk_embeddings as e
+    using memory.chunks as c
+    where c.tenant_id = tenant and c.session_key = session and e.tenant_id = c.tenant_id
+        and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no and e.text_sha256 <> c.text_sha256;
+    if provider = 'client' then
+        insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding, in_graph)
+        select c.tenant_id, c.turn_id, c.chunk_no, 'client', c.text_sha256, t.client_embedding, v_in_graph
+        from memory.chunks as c
+        inner join memory.turns as t on c.tenant_id = t.tenant_id and c.turn_id = t.turn_id
+        where c.tenant_id = tenant and c.session_key = session and t.client_embedding is not null
+        on conflict do nothing;
+    elsif texts is not null then
+        insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding, in_graph)
+        select tenant, k.turn_id, k.chunk_no, embedding_model, sha256(convert_to(k.text, 'UTF8')), k.embedding,
+               v_in_graph
+        from unnest(turn_ids, chunk_nos, texts, vectors) as k (turn_id, chunk_no, text, embedding)
+        on conflict (tenant_id, turn_id, chunk_no, model) do update
+        set text_sha256 = excluded.text_sha256, embedding = excluded.embedding, in_graph = excluded.in_graph;
+    end if;
+    perform memory_internal._mark_ready_if_complete(embedding_model);
+end
+$$;
+
+comment on function memory_internal._write_chunk_vectors(
+    text, bigint, text, text, bigint[], integer[], text[], vector[]
+) is 'Internal: writes the vectors of a session''s chunks (or the caller''s), dropping those of changed text.';
+
 create or replace function memory_internal._enrich_session(tenant text, session bigint) returns void
 language plpgsql
 as $$
@@ -156,7 +235,6 @@ declare
     v_chunks integer [];
     v_vectors vector [];
     v_proposed text;
-    v_in_graph boolean;
 begin
     v_turns := memory_internal._session_turns(tenant, session);
     v_source := memory_internal._session_source_sha256(tenant, session);
@@ -208,56 +286,11 @@ begin
         select count(distinct k.turn_id) from unnest(v_chunk_keys) as k (turn_id)
     )]);
 
-    -- Chunks: keep unchanged ones, replace changed ones, drop those the settings no longer produce.
-    delete from memory.chunks as c
-    where c.tenant_id = tenant and c.session_key = session
-        and not exists (
-            select from unnest(v_chunk_keys, v_chunk_nos) as n (turn_id, chunk_no)
-            where n.turn_id = c.turn_id and n.chunk_no = c.chunk_no
-        );
-    -- The own words keep tsvector weight D (the default), the context is weight C: memory_internal._chunk_bm25
-    -- weighs them apart. Only chunks whose text, context or full-text vector changed are written.
-    insert into memory.chunks as c (tenant_id, turn_id, chunk_no, session_key, agent_id, text, text_sha256, tsv,
-                                    length, context_turn_id, context_length)
-    select tenant, n.turn_id, n.chunk_no, session, t.agent_id, n.text, sha256(convert_to(n.text, 'UTF8')),
-           v.own || setweight(v.context, 'C'), memory_internal._tsv_length(v.own), n.context_turn_id,
-           memory_internal._tsv_length(v.context)
-    from unnest(v_chunk_keys, v_chunk_nos, v_chunk_texts, v_chunk_contexts, v_chunk_context_keys)
-        as n (turn_id, chunk_no, text, context, context_turn_id)
-    inner join memory.turns as t on t.tenant_id = tenant and n.turn_id = t.turn_id
-    cross join lateral (select to_tsvector(v_config, n.text) as own, to_tsvector(v_config, n.context) as context) as v
-    order by n.turn_id, n.chunk_no
-    on conflict (tenant_id, turn_id, chunk_no) do update
-    set text = excluded.text, text_sha256 = excluded.text_sha256, tsv = excluded.tsv, length = excluded.length,
-        context_turn_id = excluded.context_turn_id, context_length = excluded.context_length
-    where c.text_sha256 <> excluded.text_sha256 or c.tsv <> excluded.tsv
-        or c.context_turn_id is distinct from excluded.context_turn_id;
-
-    -- Embeddings: drop those of changed text, write the new ones (or the caller's vectors), in the HNSW
-    -- graph once the tenant is large enough to be searched approximately (memory.maintain adds the
-    -- vectors it wrote before).
+    perform memory_internal._write_chunks(tenant, session, v_config, v_chunk_keys, v_chunk_nos, v_chunk_texts,
+                                          v_chunk_contexts, v_chunk_context_keys);
     if v_model is not null then
-        v_in_graph := memory_internal._in_graph(tenant);
-        delete from memory.chunk_embeddings as e
-        using memory.chunks as c
-        where c.tenant_id = tenant and c.session_key = session and e.tenant_id = c.tenant_id
-            and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no and e.text_sha256 <> c.text_sha256;
-        if v_model.provider = 'client' then
-            insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding, in_graph)
-            select c.tenant_id, c.turn_id, c.chunk_no, 'client', c.text_sha256, t.client_embedding, v_in_graph
-            from memory.chunks as c
-            inner join memory.turns as t on c.tenant_id = t.tenant_id and c.turn_id = t.turn_id
-            where c.tenant_id = tenant and c.session_key = session and t.client_embedding is not null
-            on conflict do nothing;
-        elsif v_texts is not null then
-            insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding, in_graph)
-            select tenant, k.turn_id, k.chunk_no, v_model.model, sha256(convert_to(k.text, 'UTF8')), k.embedding,
-                   v_in_graph
-            from unnest(v_keys, v_chunks, v_texts, v_vectors) as k (turn_id, chunk_no, text, embedding)
-            on conflict (tenant_id, turn_id, chunk_no, model) do update
-            set text_sha256 = excluded.text_sha256, embedding = excluded.embedding, in_graph = excluded.in_graph;
-        end if;
-        perform memory_internal._mark_ready_if_complete(v_model.model);
+        perform memory_internal._write_chunk_vectors(tenant, session, v_model.provider, v_model.model, v_keys,
+                                                     v_chunks, v_texts, v_vectors);
     end if;
 
     if v_settings ->> 'entity_extractor' <> 'none' then

@@ -29,6 +29,41 @@ comment on type memory.feedback_given is
 '(of the turn judged or carrying the memory''s words; null for a session), the verdict, whether it counted '
 'and its effect.';
 
+-- What a counted verdict does to a memory besides its words' trust: stale lowers its importance by
+-- feedback_stale_factor; incorrect from feedback_retract_after distinct judges retracts it. Returns what it
+-- did, to append to the verdict's effect.
+create or replace function memory_internal._memory_verdict(
+    tenant text, memory_id bigint, status text, importance double precision, verdict text, judge text
+) returns text
+language plpgsql
+as $$
+declare
+    v_factor double precision := (memory.setting('feedback_stale_factor') #>> '{}')::double precision;
+    v_needed bigint := (memory.setting('feedback_retract_after') #>> '{}')::bigint;
+    v_incorrect bigint;
+begin
+    if verdict = 'stale' then
+        update memory.memories as m set importance = m.importance * v_factor
+        where m.tenant_id = tenant and m.memory_id = _memory_verdict.memory_id;
+        return format('; importance %s -> %s', importance, importance * v_factor);
+    elsif verdict = 'incorrect' then
+        select count(distinct f.judged_by) + 1 into v_incorrect from memory.feedback as f
+        where f.tenant_id = tenant and f.memory_id = _memory_verdict.memory_id and f.verdict = 'incorrect'
+            and f.counted and f.judged_by <> judge;
+        if status <> 'retracted' and v_incorrect >= v_needed then
+            perform from memory_internal._end_memory(_memory_verdict.memory_id, 'retracted', 'retracted');
+            return format('; retracted (%s agents said incorrect)', v_incorrect);
+        end if;
+        return format('; %s of %s agents needed to retract it said incorrect', v_incorrect, v_needed);
+    end if;
+    return '';
+end
+$$;
+
+comment on function memory_internal._memory_verdict(text, bigint, text, double precision, text, text) is
+'Internal: what a counted stale or incorrect verdict does to a memory (importance, retraction), as text to '
+'append to the verdict''s effect.';
+
 create or replace function memory.give_feedback(
     verdict text, turn_id bigint default null, memory_id bigint default null, session_id text default null,
     query text default null, note text default null, judged_by text default null
@@ -48,7 +83,6 @@ declare
     v_before real;
     v_after real;
     v_effect text;
-    v_incorrect bigint;
     v_feedback bigint;
 begin
     select null::bigint as memory_id, null::bigint as turn_id, null::text as status, null::double precision as importance
@@ -114,24 +148,10 @@ begin
         v_after := memory_internal._trust_after(v_before, v_verdict = 'helpful');
         update memory.turns as t set trust = v_after where t.tenant_id = v_tenant and t.turn_id = v_turn;
         v_effect := format('trust %s -> %s', v_before, v_after);
-        if v_memory.memory_id is not null and v_verdict = 'stale' then
-            update memory.memories as m
-            set importance = m.importance * (memory.setting('feedback_stale_factor') #>> '{}')::double precision
-            where m.tenant_id = v_tenant and m.memory_id = v_memory.memory_id;
-            v_effect := v_effect || format('; importance %s -> %s', v_memory.importance,
-                v_memory.importance * (memory.setting('feedback_stale_factor') #>> '{}')::double precision);
-        elsif v_memory.memory_id is not null and v_verdict = 'incorrect' then
-            select count(distinct f.judged_by) + 1 into v_incorrect from memory.feedback as f
-            where f.tenant_id = v_tenant and f.memory_id = v_memory.memory_id and f.verdict = 'incorrect'
-                and f.counted and f.judged_by <> v_judge;
-            if v_memory.status <> 'retracted'
-                and v_incorrect >= (memory.setting('feedback_retract_after') #>> '{}')::bigint then
-                perform from memory_internal._end_memory(v_memory.memory_id, 'retracted', 'retracted');
-                v_effect := v_effect || format('; retracted (%s agents said incorrect)', v_incorrect);
-            else
-                v_effect := v_effect || format('; %s of %s agents needed to retract it said incorrect', v_incorrect,
-                                               memory.setting('feedback_retract_after') #>> '{}');
-            end if;
+        if v_memory.memory_id is not null then
+            v_effect := v_effect || memory_internal._memory_verdict(
+                v_tenant, v_memory.memory_id, v_memory.status, v_memory.importance, v_verdict, v_judge
+            );
         end if;
     end if;
 
