@@ -83,15 +83,12 @@ $$;
 comment on function memory_internal._feature_sql() is
 'Internal: the parts of recall''s scoring statement built from the registry of features.';
 
--- The statement that scores the candidate chunks of one recall; its one parameter, $1, is the recall
--- (memory_internal._recall_context). %1$s and %2$s are the fusion and boost signal calls from
--- memory_internal._signal_calls; the features' columns and candidates come from memory_internal._feature_sql.
--- Columns the pipeline keeps for itself start with an underscore (a feature's name cannot).
-create or replace function memory_internal._scoring_sql(fusion_calls text, boost_calls text) returns text
+-- Recall's scoring statement, its first part: the chunk stage and fusion, each candidate turn by its best chunk.
+create or replace function memory_internal._scoring_sql_chunks() returns text
 language sql
-stable
+immutable parallel safe
 as $fn$
-select format($sql$
+select $sql$
 with candidate_chunks as (
     select distinct u.turn_id, u.chunk_no from unnest(($1).turn_ids, ($1).chunk_nos) as u (turn_id, chunk_no)
 ),
@@ -164,6 +161,19 @@ turn_best as (
     inner join chunk_features as f on cf.turn_id = f.turn_id and cf.chunk_no = f.chunk_no
     order by f.turn_id, cf.fused desc, f.chunk_no
 ),
+$sql$
+$fn$;
+
+comment on function memory_internal._scoring_sql_chunks() is
+'Internal: recall''s scoring statement, its first part: the chunk stage and fusion, each candidate turn by '
+'its best chunk.';
+
+-- Recall's scoring statement, its second part: each candidate's place in its session, and its session's scores.
+create or replace function memory_internal._scoring_sql_sessions() returns text
+language sql
+immutable parallel safe
+as $fn$
+select $sql$
 -- Per turn, by window functions over the candidates (no self-joins): its session's best fused score,
 -- the fused scores of the turns just before and after it (when they are candidates).
 positioned as (
@@ -211,6 +221,19 @@ scored as (
     from session_z as z
     window s as (partition by z.session_key)
 ),
+$sql$
+$fn$;
+
+comment on function memory_internal._scoring_sql_sessions() is
+'Internal: recall''s scoring statement, its second part: each candidate''s place in its session, and its '
+'session''s scores.';
+
+-- Recall's scoring statement, its last part: the turn and memory stages, the boosts, the memories placed, the rerank.
+create or replace function memory_internal._scoring_sql_turns() returns text
+language sql
+immutable parallel safe
+as $fn$
+select $sql$
 -- The turn and memory stages' features of each candidate turn: d its best chunk's features with the fusion
 -- stage's, t the turn, s its session, tm the memory it carries (memory_id, kind, importance, status,
 -- evidence_turns, tier, last_used; nulls if none), r the recall (materialized: a signal function reading its
@@ -278,7 +301,26 @@ from placed as f
 left join reranked as r on true
 left join lateral (select (r.answer -> 'scores' ->> (f.fused_rank - 1)::integer)::double precision as score) as rr
     on true
-$sql$, fusion_calls, boost_calls, p.chunk_columns, p.chunk_candidate, p.turn_columns, p.turn_candidate, p.plain_turn)
+$sql$
+$fn$;
+
+comment on function memory_internal._scoring_sql_turns() is
+'Internal: recall''s scoring statement, its last part: the turn and memory stages, the boosts, the memories '
+'placed, the rerank.';
+
+-- The statement that scores the candidate chunks of one recall, of its three parts; its one parameter, $1,
+-- is the recall (memory_internal._recall_context). %1$s and %2$s are the fusion and boost signal calls from
+-- memory_internal._signal_calls; the features' columns and candidates come from memory_internal._feature_sql.
+-- Columns the pipeline keeps for itself start with an underscore (a feature's name cannot).
+create or replace function memory_internal._scoring_sql(fusion_calls text, boost_calls text) returns text
+language sql
+stable
+as $fn$
+select format(
+    memory_internal._scoring_sql_chunks() || memory_internal._scoring_sql_sessions()
+    || memory_internal._scoring_sql_turns(),
+    fusion_calls, boost_calls, p.chunk_columns, p.chunk_candidate, p.turn_columns, p.turn_candidate, p.plain_turn
+)
 from memory_internal._feature_sql() as p
 $fn$;
 
