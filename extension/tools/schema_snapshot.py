@@ -25,13 +25,13 @@ SCHEMAS = ("memory", "memory_internal")
 HEADER = "-- The schema of a fresh install (make schema writes this file; a test compares it with one).\n"
 
 RELATIONS = """
-select c.oid, n.nspname || '.' || c.relname,
+select c.oid, n.nspname || '.' || c.relname as name,
        case c.relkind when 'r' then 'table' when 'p' then 'table' when 'v' then 'view' when 'm' then 'view'
-                      else 'type' end,
+                      else 'type' end as kind,
        c.relrowsecurity, c.relforcerowsecurity
 from pg_class as c join pg_namespace as n on n.oid = c.relnamespace
 where n.nspname = any(%(schemas)s) and c.relkind in ('r', 'p', 'v', 'm', 'c')
-order by 3, 2
+order by kind, n.nspname || '.' || c.relname collate "C"
 """
 
 COLUMNS = """
@@ -46,7 +46,8 @@ order by a.attnum
 """
 
 PARTS = """
-select 'constraint ' || con.conname || ' ' || pg_get_constraintdef(con.oid)
+select x.part from (
+select 'constraint ' || con.conname || ' ' || pg_get_constraintdef(con.oid) as part
 from pg_constraint as con where con.conrelid = %(oid)s and con.contype <> 'n'
 union all
 select 'index ' || regexp_replace(pg_get_indexdef(i.indexrelid), '^CREATE (UNIQUE )?INDEX (\\S+) ON \\S+ ', '\\2 \\1')
@@ -62,18 +63,21 @@ select 'policy ' || p.polname || ' for '
        || coalesce(' using (' || pg_get_expr(p.polqual, p.polrelid) || ')', '')
        || coalesce(' with check (' || pg_get_expr(p.polwithcheck, p.polrelid) || ')', '')
 from pg_policy as p where p.polrelid = %(oid)s
-order by 1
+) as x
+order by x.part collate "C"
 """
 
 FUNCTIONS = """
+select x.signature from (
 select case p.prokind when 'p' then 'procedure ' else 'function ' end
        || n.nspname || '.' || p.proname || '(' || pg_get_function_arguments(p.oid) || ')'
        || case when p.prokind = 'p' then '' else ' returns ' || pg_get_function_result(p.oid) end
        || case p.provolatile when 'i' then ' immutable' when 's' then ' stable' else '' end
-       || case when p.prosecdef then ' security definer' else '' end
+       || case when p.prosecdef then ' security definer' else '' end as signature
 from pg_proc as p join pg_namespace as n on n.oid = p.pronamespace
 where n.nspname = 'memory' and p.prokind in ('f', 'p')
-order by 1
+) as x
+order by x.signature collate "C"
 """
 
 
