@@ -106,15 +106,15 @@ def percentiles(samples: list[float]) -> dict:
 # it; an exact scan for those of a tenant too small for the graph) and 100 chunks matching any query word.
 LOWER_BOUND = """
     select (select count(*) from (
-                (select e.turn_id from memory.chunk_embeddings as e
+                (select e.chunk_no from memory.chunk_embeddings as e
                  where e.model = 'all-MiniLM-L6-v2' and e.in_graph
                  order by e.embedding::halfvec(384) <=> %(vector)s::halfvec(384) limit 100)
                 union all
-                (select e.turn_id from memory.chunk_embeddings as e
+                (select e.chunk_no from memory.chunk_embeddings as e
                  where e.model = 'all-MiniLM-L6-v2' and not e.in_graph
                  order by e.embedding::vector(384) <=> %(vector)s::vector(384) limit 100)) as ann),
            (select count(*) from (
-                select c.turn_id from memory.chunks as c
+                select c.chunk_no from memory.chunks as c
                 where c.tsv @@ %(tsquery)s::tsquery limit 100) as fts)
 """
 

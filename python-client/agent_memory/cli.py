@@ -699,12 +699,16 @@ def positive_seconds(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agent-memory", description="Long-term memory for AI agents in PostgreSQL.")
+    parser = argparse.ArgumentParser(
+        prog="agent-memory", description="Long-term memory for AI agents in PostgreSQL.", allow_abbrev=False
+    )
     _global_options(parser, defaults=True)
     commands = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, func: Any, help: str, description: str = "") -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help, description=f"{help}. {description}" if description else help)
+        sub = commands.add_parser(
+            name, help=help, description=f"{help}. {description}" if description else help, allow_abbrev=False
+        )
         sub.set_defaults(func=func)
         _global_options(sub.add_argument_group("global options (also before the command)"), defaults=False)
         return sub
@@ -743,10 +747,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--source", help="only sessions from this source")
         sub.add_argument(
             "--entities",
-            action="extend",
-            nargs="+",
+            action="append",
             metavar="ENTITY",
-            help="entities the query is about, lifting turns that mention them",
+            help="an entity the query is about, lifting turns that mention it (repeat for more)",
         )
         sub.add_argument(
             "--entity-mode", choices=["any", "all"], help="all: only sessions that mention every one of --entities"
@@ -759,10 +762,9 @@ def build_parser() -> argparse.ArgumentParser:
         )
         sub.add_argument(
             "--tiers",
-            action="extend",
-            nargs="+",
+            action="append",
             choices=["hot", "warm", "cold"],
-            help="the tiers to search (default: hot and warm, the setting recall_tiers)",
+            help="a tier to search (repeat for more; default: hot and warm, the setting recall_tiers)",
         )
         if name == "recall":
             sub.add_argument("-k", type=int, default=10, help="how many results (default 10)")
@@ -786,8 +788,8 @@ def build_parser() -> argparse.ArgumentParser:
     remember.add_argument("--kind", help=f"one of {kinds} (default fact)")
     agent_id(remember, "the agent (default: 'default')")
     remember.add_argument("--key", help="a stable key: a new claim under it replaces the current one")
-    remember.add_argument("--subjects", action="extend", nargs="+", metavar="SUBJECT", help="entities it is about")
-    remember.add_argument("--tags", action="extend", nargs="+", metavar="TAG", help="tags")
+    remember.add_argument("--subjects", action="append", metavar="SUBJECT", help="an entity it is about (repeatable)")
+    remember.add_argument("--tags", action="append", metavar="TAG", help="a tag (repeatable)")
     remember.add_argument("--importance", type=float, help="0 to 1 (default 0.5)")
     remember.add_argument(
         "--status", choices=["active", "ongoing", "pending"], help="ongoing: work in progress; pending: to review"
@@ -915,7 +917,7 @@ def build_parser() -> argparse.ArgumentParser:
     retention.add_argument("--tier", choices=["hot", "warm", "cold"], help="only items in this tier")
     agent_id(retention, "only this agent's (default: every agent)")
     retention.add_argument(
-        "--statuses", action="extend", nargs="+", choices=statuses, help="memories only: only of these statuses"
+        "--statuses", action="append", choices=statuses, help="memories only: only of this status (repeatable)"
     )
     drop_retention = command("drop-retention", cmd_drop_retention, "remove a retention policy")
     drop_retention.add_argument("policy_id", type=int)

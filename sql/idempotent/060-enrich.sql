@@ -448,7 +448,7 @@ comment on function memory.reindex(text, text) is
 'Queues every session in scope (this tenant, optionally one agent or one session) for enrichment again, '
 'after index settings changed; unchanged chunks keep their vectors. Returns the sessions in scope and the '
 'jobs queued (a session already queued is not queued twice). Run the queue with call memory.work() or '
-'agent-memory worker.';
+'agent-memory work.';
 
 create or replace function memory.set_summary(
     session_id text, summary text, decisions jsonb default '[]', open_loops jsonb default '[]',

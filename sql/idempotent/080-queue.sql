@@ -288,7 +288,7 @@ comment on procedure memory.work (integer, integer, integer) is
 'Runs up to max_jobs queued enrichment jobs of every tenant (memory_admin), each in its own transaction: '
 'call memory.work(100); outside a transaction block. Returns how many were done and how many failed (retried '
 'with backoff, dead after queue_max_attempts); a job whose session another transaction holds waits for a later '
-'run. Schedule it with pg_cron or run `agent-memory worker`.';
+'run. Schedule it with pg_cron or run `agent-memory work`.';
 
 create or replace view memory.queue_status as
 select

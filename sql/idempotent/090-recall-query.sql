@@ -147,7 +147,7 @@ begin
             left join memory.entity_mentions as m on m.tenant_id = tenant and m.entity_id = g.entity_id
             group by g.name_group
         ) as w on w.name_group = k.name_group;
-        select coalesce(array_agg(x.neighbor order by x.turns desc, x.neighbor), '{}') into q.neighbor_keys
+        select coalesce(array_agg(x.neighbor order by x.turns desc, x.neighbor), '{}') into q.neighbor_ids
         from (
             select case when g.entity_a = any(q.entity_ids) then g.entity_b else g.entity_a end as neighbor,
                    sum(g.turns) as turns
@@ -158,7 +158,7 @@ begin
             limit 10 + cardinality(q.entity_ids)
         ) as x
         where x.neighbor <> all(q.entity_ids);
-        q.neighbor_keys := q.neighbor_keys[1:10];
+        q.neighbor_ids := q.neighbor_ids[1:10];
     end if;
     if entity_mode = 'all' and cardinality(v_passed) > 0 then
         select coalesce(array_agg(s.session_key), '{}') into q.entity_sessions

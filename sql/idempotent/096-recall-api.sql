@@ -169,6 +169,22 @@ is 'The turns and curated memories (level turn) or sessions (level session, with
 'query_vector: for callers that embed themselves. components shows every signal''s value, weight and '
 'contribution, and the route taken.';
 
+-- A limit a caller passes as k: null (no limit) or at least 1, else an error naming it.
+create or replace function memory_internal._checked_limit(k integer) returns integer
+language plpgsql
+immutable
+as $$
+begin
+    if k < 1 then
+        raise exception 'agent_memory: k must be at least 1, got %', k using errcode = 'invalid_parameter_value';
+    end if;
+    return k;
+end
+$$;
+
+comment on function memory_internal._checked_limit(integer) is
+'Internal: k as a limit (null: none), or an error unless it is at least 1.';
+
 create or replace function memory.explain_recall(
     query text,
     k integer default null,
@@ -200,7 +216,7 @@ as $$
     inner join memory.turns as t on t.tenant_id = memory.current_tenant() and c.turn_id = t.turn_id
     inner join memory.sessions as s on s.tenant_id = memory.current_tenant() and c.session_key = s.session_key
     order by c.ord
-    limit explain_recall.k
+    limit memory_internal._checked_limit(explain_recall.k)
 $$;
 
 comment on function memory.explain_recall(

@@ -3,9 +3,9 @@
 -- memory.entity_edges), 0 otherwise.
 select memory_internal._define_feature(
     'neighbor_mentioned', 'turn', 'boolean',
-    $feature$cardinality((r.query).neighbor_keys) > 0 and exists (
+    $feature$cardinality((r.query).neighbor_ids) > 0 and exists (
         select from memory.entity_mentions as m
-        where m.tenant_id = r.tenant and m.turn_id = d.turn_id and m.entity_id = any((r.query).neighbor_keys)
+        where m.tenant_id = r.tenant and m.turn_id = d.turn_id and m.entity_id = any((r.query).neighbor_ids)
     )$feature$,
     'Whether the turn mentions one of the graph neighbours of the recall''s entities.',
     builtin => true

@@ -24,7 +24,7 @@ comment on column memory.retention_policies.created_by is 'The role that set it.
 
 comment on table memory.archives is
 'What retention removed, one row per maintenance run and tenant: the records as gzipped JSON lines '
-'(`agent-memory archives save ID` writes the file; `agent-memory import jsonl FILE` reads it back) and counts. '
+'(`agent-memory archive ID` writes the file; `agent-memory import jsonl FILE` reads it back) and counts. '
 'The row stays as the record once its data is dropped (memory.drop_archive).';
 comment on column memory.archives.tenant_id is 'The tenant.';
 comment on column memory.archives.archive_id is 'The archive.';

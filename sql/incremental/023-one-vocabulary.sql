@@ -40,6 +40,7 @@ to entity_states_tenant_id_entity_id_fkey;
 alter type memory.recall_candidate rename attribute turn_key to turn_id;
 alter type memory_internal._recall_context rename attribute turn_keys to turn_ids;
 alter type memory_internal._recall_query rename attribute entity_keys to entity_ids;
+alter type memory_internal._recall_query rename attribute neighbor_keys to neighbor_ids;
 
 -- What memory.recall returns: a named type, so that a hit's agent_id is a column beside the argument agent_id.
 create type memory.recall_hit as (

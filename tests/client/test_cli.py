@@ -178,7 +178,7 @@ def test_commit_recall_explain_feedback_remember_bootstrap_stats(db, dsn):
     db.execute("update memory.sessions set tier = 'cold' where session_id = 'chat-1'")
     db.commit()
     assert run("--dsn", dsn, "--json", "explain-recall", "signing keys", "--tiers", "hot").stdout.strip() == "[]"
-    assert "signing keys" in run("--dsn", dsn, "recall", "signing keys", "--tiers", "cold", "warm").stdout
+    assert "signing keys" in run("--dsn", dsn, "recall", "signing keys", "--tiers", "cold", "--tiers", "warm").stdout
 
     explained = run("--dsn", dsn, "explain-recall", "signing keys", "-k", "1")
     assert "session +" in explained.stdout and "lexical #" in explained.stdout and "dense #" in explained.stdout

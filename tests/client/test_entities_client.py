@@ -268,7 +268,17 @@ def test_cli_entity_shows_its_state_now_and_then(memory, dsn):
 def test_cli_recall_names_entities_and_can_require_every_one(memory, dsn):
     found = json.loads(
         run(
-            "--dsn", dsn, "recall", "what stays", "--entities", "Redis", "mysql", "--entity-mode", "all", "--json"
+            "--dsn",
+            dsn,
+            "recall",
+            "what stays",
+            "--entities",
+            "Redis",
+            "--entities",
+            "mysql",
+            "--entity-mode",
+            "all",
+            "--json",
         ).stdout
     )
     assert found and {hit["session_id"] for hit in found} == {"s1"}

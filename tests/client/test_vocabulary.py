@@ -185,6 +185,13 @@ def test_each_cli_command_is_a_function_and_its_options_its_arguments(catalog):
         for action in parser._actions:
             flags = [flag for flag in action.option_strings if flag.startswith("--")]
             assert all(flag == "--" + action.dest.replace("_", "-") for flag in flags), (command, flags)
+        assert not parser.allow_abbrev, f"{command}: a retired flag would still work as an abbreviation"
+
+
+def test_a_retired_flag_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["recall", "q", "--agent", "bot"])
+    assert "unrecognized arguments: --agent bot" in capsys.readouterr().err
 
 
 def test_each_mcp_tool_is_a_function_and_its_parameters_its_arguments(catalog, dsn):
@@ -197,3 +204,14 @@ def test_each_mcp_tool_is_a_function_and_its_parameters_its_arguments(catalog, d
         assert tool.name in functions and tool.name not in RETIRED.operations, tool.name
         parameters = set(tool.input_schema["properties"])
         assert parameters - functions[tool.name][0] == set(), f"{tool.name}: parameters that are no argument"
+
+
+def test_mcp_answers_use_no_retired_name():
+    from typing_extensions import is_typeddict  # the MCP server's TypedDicts are typing_extensions' (for pydantic)
+
+    from agent_memory import mcp_server
+
+    answers = [cls for _, cls in inspect.getmembers(mcp_server, inspect.isclass) if is_typeddict(cls)]
+    assert len(answers) > 5
+    keys = {f"{cls.__name__}.{key}" for cls in answers for key in cls.__annotations__}
+    assert {key for key in keys if key.split(".")[1] in RETIRED.api | RETIRED.anywhere} == set()
