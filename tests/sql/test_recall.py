@@ -260,6 +260,16 @@ def test_explain_lists_every_candidate_with_its_ranks(memory):
     assert all(r[3]["signals"]["dense"]["rank"] is not None for r in rows)
 
 
+def test_explain_gives_the_first_k_candidates_and_names_a_bad_k(memory):
+    every = memory.execute("select turn_id from memory.explain_recall('Lisbon flights')").fetchall()
+    first = memory.execute("select turn_id from memory.explain_recall('Lisbon flights', k => 2)").fetchall()
+    assert first == every[:2] and len(every) > 2
+    for k in (0, -1):
+        with pytest.raises(psycopg.errors.InvalidParameterValue, match=f"k must be at least 1, got {k}"):
+            memory.execute("select * from memory.explain_recall('Lisbon flights', k => %s)", (k,))
+        memory.rollback()
+
+
 @pytest.mark.parametrize(
     ("options", "error"),
     [
