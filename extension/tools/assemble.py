@@ -3,7 +3,8 @@
 
 One script serves every path: sql/head.sql, then each sql/incremental/NNN-*.sql wrapped so it runs
 once per database (recorded with its sha256 in memory_internal._migration), then every
-sql/idempotent/NNN-*.sql (create or replace, re-run on each install and upgrade), then sql/tail.sql.
+sql/idempotent/<subsystem>/NNN-*.sql (create or replace, re-run on each install and upgrade) in the order
+of their numbers, which are unique across the folders, then sql/tail.sql.
 The same text is written as agent_memory--X.sql and as agent_memory--P--X.sql for each released
 version P in extension/released/, so an upgrade runs exactly what a fresh install runs.
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import re
 import sys
 from pathlib import Path
@@ -25,7 +27,7 @@ EXTENSION = ROOT / "extension"
 BODY_TAG = "$migration_body$"
 GUARD = '\\echo Use "CREATE EXTENSION agent_memory" to load this file. \\quit'
 # What a PL/Python function of the extension runs first (the placeholder @load_python@ at the top of its body):
-# load the in-database package once per session (memory_internal._load_python, sql/idempotent/001-python.sql).
+# load the in-database package once per session (memory_internal._load_python, operations/001-python.sql).
 LOAD_PYTHON = 'if GD.get("agent_memory_version") is None:\n    plpy.execute("select memory_internal._load_python()")'
 # Releases before 0.3.0 kept the function in schema memory.
 RECORDED = re.compile(r"select memory(?:_internal)?\._apply_migration\(\s*'([^']+)',\s*'([0-9a-f]{64})'")
@@ -92,9 +94,21 @@ def migration_call(path: Path, version: str) -> str:
     )
 
 
+def idempotent_files(folder: Path) -> list[Path]:
+    """sql/idempotent/<subsystem>/NNN-*.sql in the order of their numbers; a number used twice is an error."""
+    files = sorted(folder.glob("*/[0-9][0-9][0-9]-*.sql"), key=lambda path: path.name)
+    loose = sorted(path.name for path in folder.glob("*.sql"))
+    if loose:
+        raise BuildError(f"sql/idempotent/ holds files outside a subsystem's folder: {', '.join(loose)}")
+    for before, after in itertools.pairwise(files):
+        if before.name[:3] == after.name[:3]:
+            raise BuildError(f"{before.relative_to(ROOT)} and {after.relative_to(ROOT)} have the same number")
+    return files
+
+
 def assemble(version: str, python_dir: str) -> str:
     incremental = sorted((SQL / "incremental").glob("[0-9][0-9][0-9]-*.sql"))
-    idempotent = sorted((SQL / "idempotent").glob("[0-9][0-9][0-9]-*.sql"))
+    idempotent = idempotent_files(SQL / "idempotent")
     check_frozen(incremental, released_versions(EXTENSION / "released"))
     values = {"@extversion@": version, "@python_dir@": python_dir, "@load_python@": LOAD_PYTHON}
     parts = [
@@ -102,7 +116,7 @@ def assemble(version: str, python_dir: str) -> str:
         GUARD,
         "-- sql/head.sql\n" + (SQL / "head.sql").read_text(),
         *(migration_call(path, version) for path in incremental),
-        *(f"-- sql/idempotent/{path.name}\n" + substitute(path.read_text(), values) for path in idempotent),
+        *(f"-- {path.relative_to(ROOT)}\n" + substitute(path.read_text(), values) for path in idempotent),
         "-- sql/tail.sql\n" + (SQL / "tail.sql").read_text(),
     ]
     return "\n".join(part.rstrip() + "\n" for part in parts)

@@ -19,7 +19,7 @@ STILL_LONG = {
 
 def sql_functions() -> dict[str, int]:
     lengths = {}
-    for path in sorted((ROOT / "sql" / "idempotent").glob("*.sql")):
+    for path in sorted((ROOT / "sql" / "idempotent").rglob("*.sql")):
         pattern = r"create or replace (?:function|procedure) ([\w.]+)\(.*?as (\$\w*\$)(.*?)\2"
         for match in re.finditer(pattern, path.read_text(), re.S):
             lengths[match.group(1)] = match.group(0).count("\n") + 1

@@ -8,14 +8,6 @@ comment on type memory.remembered is
 'updated (it superseded a version of its key), unchanged (the same claim was already held) or merged (a '
 'paraphrase of a memory held, which gained its evidence).';
 
--- The kinds of memory.
-create or replace function memory_internal._memory_kinds() returns text[]
-language sql
-immutable parallel safe
-as $$ select array['fact', 'preference', 'rule', 'decision', 'skill', 'event', 'observation', 'task'] $$;
-
-comment on function memory_internal._memory_kinds() is 'Internal: the kinds a memory can have.';
-
 -- Subject names as stored: normalized like entity names, empty ones dropped, each once, sorted.
 create or replace function memory_internal._memory_subjects(subjects text[]) returns text[]
 language sql

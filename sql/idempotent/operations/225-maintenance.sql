@@ -4,21 +4,6 @@
 -- Schedule it with pg_cron (docs/operations.md):
 --   select cron.schedule('agent-memory-maintain', '*/10 * * * *', 'call memory.maintain()');
 
--- A tenant's settings as memory.config stores them (its own rows, else those for every tenant, else the
--- defaults): what maintenance, which serves every tenant from one session, goes by. '' is every tenant.
-create or replace function memory_internal._configured_settings(tenant text) returns jsonb
-language sql
-stable
-as $$
-    select jsonb_object_agg(d.key, coalesce(own.value, everyone.value, d.default_value))
-    from memory.setting_definitions() as d
-    left join memory.config as everyone on everyone.tenant_id = '' and everyone.key = d.key
-    left join memory.config as own on own.tenant_id = tenant and tenant <> '' and own.key = d.key
-$$;
-
-comment on function memory_internal._configured_settings(text) is
-'Internal: a tenant''s settings as memory.config stores them (session settings left out).';
-
 -- The embedding models the stored configuration chooses: for every tenant, and for each tenant that has
 -- settings of its own.
 create or replace function memory_internal._configured_models() returns setof text

@@ -484,3 +484,52 @@ comment on column memory.config.key is 'The setting, one of memory.setting_defin
 comment on column memory.config.value is 'The value as JSON of the setting''s type.';
 comment on column memory.config.updated_at is 'When the value was last written.';
 comment on column memory.config.updated_by is 'The role that last wrote it.';
+
+-- Every setting in force, as one JSON object (what the Python side reads).
+-- plpgsql, not sql: its plan is kept for the session (a sql function called from plpgsql is planned again
+-- on every call, which cost more than the query itself).
+create or replace function memory_internal._settings_json() returns jsonb
+language plpgsql
+stable
+as $$
+begin
+    perform memory_internal._check_session_settings();
+    return (
+        select jsonb_object_agg(s.key, coalesce(session_value.value, c.value, s.default_value))
+        from memory.setting_definitions() as s
+        -- The memory.* settings this session set: only those are read and checked (a handful, not every key).
+        cross join (
+            select coalesce(pg_catalog.array_agg(pg_catalog.lower(n.name)), '{}') as names
+            from pg_catalog.unnest(memory_internal._session_setting_names()) as n (name)
+        ) as session_set
+        -- memory.config read once: for each key, this tenant's row over the every-tenant one.
+        left join (
+            select distinct on (c.key) c.key, c.value
+            from memory.config as c
+            where c.tenant_id in ('', (select memory.current_tenant()))
+            order by c.key asc, c.tenant_id desc
+        ) as c on s.key = c.key
+        cross join lateral (
+            select case when s.key = any(session_set.names) then memory_internal._session_setting(s.key) end as value
+        ) as session_value
+    );
+end
+$$;
+
+comment on function memory_internal._settings_json() is
+'Internal: every setting in force as one JSON object (an error if the session set an unknown or bad one).';
+
+-- A tenant's settings as memory.config stores them (its own rows, else those for every tenant, else the
+-- defaults): what maintenance, which serves every tenant from one session, goes by. '' is every tenant.
+create or replace function memory_internal._configured_settings(tenant text) returns jsonb
+language sql
+stable
+as $$
+    select jsonb_object_agg(d.key, coalesce(own.value, everyone.value, d.default_value))
+    from memory.setting_definitions() as d
+    left join memory.config as everyone on everyone.tenant_id = '' and everyone.key = d.key
+    left join memory.config as own on own.tenant_id = tenant and tenant <> '' and own.key = d.key
+$$;
+
+comment on function memory_internal._configured_settings(text) is
+'Internal: a tenant''s settings as memory.config stores them (session settings left out).';

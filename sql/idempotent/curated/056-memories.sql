@@ -2,6 +2,14 @@
 -- resolved and retracted, and the views an operator asks first (rules and preferences, open tasks,
 -- decisions).
 
+-- The kinds of memory.
+create or replace function memory_internal._memory_kinds() returns text[]
+language sql
+immutable parallel safe
+as $$ select array['fact', 'preference', 'rule', 'decision', 'skill', 'event', 'observation', 'task'] $$;
+
+comment on function memory_internal._memory_kinds() is 'Internal: the kinds a memory can have.';
+
 -- A memory's evidence turns, in order.
 create or replace function memory_internal._memory_evidence(tenant text, memory_id bigint) returns bigint[]
 language sql
