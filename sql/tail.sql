@@ -4,9 +4,9 @@
 -- installed in (its types and operators), pg_temp last. Bodies name our own objects as memory.x.
 -- Procedures are left out: one with a SET clause cannot commit; theirs qualify every name instead.
 -- So are the few `language sql` expressions that recall inlines into its queries (a turn's memory, the
--- signals of memory.signals among them), and memory.setting_definitions(), which memory.setting() filters by
--- key on every call (a SET clause would stop the planner from inlining them); they name tables as memory.x
--- and call operators of pg_catalog.
+-- signals of memory.signals among them), and memory_internal._setting_definitions(), which memory.setting()
+-- filters by key on every call (a SET clause would stop the planner from inlining them); they name tables
+-- as memory.x and call operators of pg_catalog.
 do $pin$
 declare
     v_vector_schema text := (
@@ -28,7 +28,7 @@ begin
                 'memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[])'
                 ::regprocedure,
                 'memory_internal._turn_memory(text, bigint, timestamptz, boolean)'::regprocedure,
-                'memory.setting_definitions()'::regprocedure
+                'memory_internal._setting_definitions()'::regprocedure
             ])
             and not exists (select from memory.signals as s where to_regprocedure(s.function) = p.oid)
     loop
@@ -89,7 +89,7 @@ $owner$;
 -- (invoker) are memory.current_tenant(), which row-level security evaluates as the role reading a table,
 -- memory.work(), which commits between jobs (a security definer procedure cannot), memory.define_feature(),
 -- which only a superuser may call (its expression runs as the owner in every recall), and the pure functions
--- that read nothing a caller cannot and that queries inline (setting_definitions, and expressions).
+-- that read nothing a caller cannot and that queries inline (expressions).
 do $definer$
 declare
     v_function regprocedure;
@@ -103,7 +103,6 @@ begin
                 'memory.current_tenant()'::regprocedure,
                 'memory.work(integer, integer, integer)'::regprocedure,
                 'memory.define_feature(text, text, regtype, text, text)'::regprocedure,
-                'memory.setting_definitions()'::regprocedure,
                 'memory.version()'::regprocedure,
                 'memory.query_intent(text)'::regprocedure,
                 'memory.metric_definitions()'::regprocedure,

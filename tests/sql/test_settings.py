@@ -196,3 +196,19 @@ def test_a_setting_named_in_capitals_is_the_same_setting_to_every_reader(db):
     db.execute("select set_config('MEMORY.Wieght_Dense', '1', false)")
     with pytest.raises(psycopg.errors.InvalidParameterValue, match=r"unknown setting memory.wieght_dense \(did you"):
         db.execute("select * from memory.recall('hello')")
+
+
+def test_each_subsystem_declares_its_settings_once_with_a_default_that_passes_its_checks(db):
+    known = dict(db.execute("select key, set_by from memory.setting_definitions()").fetchall())
+    assert known["bm25_k1"] == "session" and known["embedder"] == "admin" and "weight_dense" in known
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        db.execute("select memory_internal._declare_setting('bm25_k1', '0.9', 'number', 'again')")
+    db.rollback()
+    with pytest.raises(psycopg.errors.RaiseException, match='setting "a_new_one" must be between 0 and 1, got 5'):
+        db.execute(
+            "select memory_internal._declare_setting('a_new_one', '5', 'integer', 'x', maximum => 1, minimum => 0)"
+        )
+    db.rollback()
+    gazetteer = "checked_by => 'memory_internal._check_entity_gazetteer(jsonb)'"
+    with pytest.raises(psycopg.errors.RaiseException, match='"entity_gazetteer" maps names to entity types'):
+        db.execute(f"select memory_internal._declare_setting('a_map', '{{\"x\": 1}}', 'object', 'x', {gazetteer})")

@@ -214,7 +214,6 @@ def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
         "memory.metric_definitions()",
         "memory.query_intent(text)",
         "memory.recall_duration_buckets()",
-        "memory.setting_definitions()",
         "memory.version()",
         "memory.work(integer,integer,integer)",
     ]

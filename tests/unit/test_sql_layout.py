@@ -16,8 +16,6 @@ NAMED = re.compile(r"\b((?:memory|memory_internal)\.\w+)\b")
 # The one recursion: enrichment proposes curated memories, and remembering one commits its turn, which
 # enrichment indexes (the turns of session 'remembered' propose nothing, so it ends there).
 RECURSION = {("062-enrich.sql", "memory_internal._extract_memories")}
-# Until each subsystem declares its own settings, the settings' checks call the graph's normalizer.
-RECURSION |= {("010-settings.sql", "memory.normalize_entity")}
 
 
 def code(text: str) -> str:

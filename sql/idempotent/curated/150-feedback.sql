@@ -6,6 +6,39 @@
 -- a session it moves the trust of every turn. An agent's repeat of the verdict it last gave the same target
 -- is kept but moves nothing. Every verdict is kept with what it did.
 
+-- Settings declared here (memory.setting_definitions() lists them all).
+select memory_internal._declare_setting(
+    'trust_helpful_step', '0.1', 'number', 'What a helpful verdict adds to a turn''s trust (up to trust_max).',
+    minimum => 0, maximum => 10
+);
+
+select memory_internal._declare_setting(
+    'trust_unhelpful_factor', '0.5', 'number',
+    'What an unhelpful verdict multiplies a turn''s trust by (down to trust_min): one no outweighs one yes.',
+    minimum => 0, maximum => 1
+);
+
+select memory_internal._declare_setting(
+    'trust_min', '0.05', 'number', 'The lowest trust feedback can leave a turn with.',
+    minimum => 0.000001, maximum => 1
+);
+
+select memory_internal._declare_setting(
+    'trust_max', '2', 'number', 'The highest trust feedback can give a turn.',
+    minimum => 1, maximum => 100
+);
+
+select memory_internal._declare_setting(
+    'feedback_retract_after', '2', 'integer',
+    'How many agents must call a memory incorrect (memory.feedback verdict incorrect) for it to be retracted.',
+    minimum => 1, maximum => 1000
+);
+
+select memory_internal._declare_setting(
+    'feedback_stale_factor', '0.5', 'number', 'What a stale verdict multiplies a memory''s importance by.',
+    minimum => 0, maximum => 1
+);
+
 -- Trust after one verdict: up a step for helpful, down by the factor otherwise, within the bounds, and
 -- never the other way (a turn above trust_max stays where a DBA put it).
 create or replace function memory_internal._trust_after(trust real, helpful boolean) returns real

@@ -19,6 +19,33 @@ comment on function memory.normalize_entity(text) is
 'characters dropped, white space collapsed, edge punctuation stripped, known aliases mapped (postgres -> '
 'postgresql). '''' when nothing is left.';
 
+-- entity_gazetteer maps names to entity types.
+create or replace function memory_internal._check_entity_gazetteer(value jsonb) returns void
+language plpgsql
+stable
+as $$
+begin
+    if exists (
+        select from jsonb_each(value) as g
+        where jsonb_typeof(g.value) <> 'string' or not (g.value #>> '{}') = any(memory_internal._entity_types())
+            or memory.normalize_entity(g.key) = ''
+    ) then
+        raise exception 'agent_memory: setting "entity_gazetteer" maps names to entity types (%), got %',
+            array_to_string(memory_internal._entity_types(), ', '), value;
+    end if;
+end
+$$;
+
+comment on function memory_internal._check_entity_gazetteer(jsonb) is
+'Internal: an error unless the value maps names to entity types.';
+
+-- The setting of the names the extractor knows.
+select memory_internal._declare_setting(
+    'entity_gazetteer', '{}', 'object',
+    'Names the extractor knows, with their type, on top of its own: {"acme cloud": "org", "fizzbuzz": "tool"}.',
+    checked_by => 'memory_internal._check_entity_gazetteer(jsonb)'
+);
+
 -- The entities of this tenant a name stands for: its normalized form as an entity's key or among its
 -- aliases, in one agent's scope or (agent_id null) in every agent's.
 create or replace function memory_internal._entity_ids(name text, agent_id text) returns bigint[]

@@ -7,6 +7,71 @@
 -- least recently used first among equals). Recall and helpful feedback move items back to hot. Recall
 -- leaves cold items out unless its tiers say otherwise; tier and decayed importance are recall signals.
 
+-- Settings declared here (memory.setting_definitions() lists them all).
+select memory_internal._declare_setting(
+    'recall_tiers', '["hot", "warm"]', 'array',
+    'The tiers of sessions and curated memories recall searches (recall''s tiers => ... for one call); '
+    || 'cold ones are left out by default.',
+    allowed => '["hot", "warm", "cold"]', minimum => 1
+);
+
+select memory_internal._declare_setting(
+    'tier_promote_on_recall', 'true', 'boolean',
+    'Recall moves the sessions and memories it returns to hot and marks them used (a write, skipped in a '
+    || 'read-only transaction and on a standby).'
+);
+
+select memory_internal._declare_setting(
+    'session_importance', '0.5', 'number',
+    'The importance of a session for decay and tier capacity (curated memories have their own).',
+    minimum => 0, maximum => 1
+);
+
+select memory_internal._declare_setting(
+    'tier_hot_half_life_days', '7', 'number',
+    'Days without use in which an item''s decayed importance halves while it is at least tier_warm_below.',
+    minimum => 0.001, maximum => 36500
+);
+
+select memory_internal._declare_setting(
+    'tier_warm_half_life_days', '30', 'number',
+    'Days without use in which an item''s decayed importance halves below tier_warm_below, down to '
+    || 'tier_cold_below.',
+    minimum => 0.001, maximum => 36500
+);
+
+select memory_internal._declare_setting(
+    'tier_cold_half_life_days', '180', 'number',
+    'Days without use in which an item''s decayed importance halves below tier_cold_below.',
+    minimum => 0.001, maximum => 36500
+);
+
+select memory_internal._declare_setting(
+    'tier_warm_below', '0.25', 'number',
+    'Maintenance moves a hot session or memory to warm once its decayed importance is below this.',
+    minimum => 0, maximum => 1
+);
+
+select memory_internal._declare_setting(
+    'tier_cold_below', '0.05', 'number',
+    'Maintenance moves a warm (or hot) session or memory to cold once its decayed importance is below this.',
+    minimum => 0, maximum => 1
+);
+
+select memory_internal._declare_setting(
+    'tier_hot_capacity', '500', 'integer',
+    'The most sessions and memories an agent keeps hot; maintenance moves the rest to warm, least important '
+    || 'first (least recently used first among equals).',
+    minimum => 0, maximum => 1000000000
+);
+
+select memory_internal._declare_setting(
+    'tier_warm_capacity', '5000', 'integer',
+    'The most sessions and memories an agent keeps warm; maintenance moves the rest to cold, least important '
+    || 'first (least recently used first among equals).',
+    minimum => 0, maximum => 1000000000
+);
+
 comment on column memory.sessions.tier is
 'hot, warm or cold: maintenance moves the session down as it goes unused, recall and helpful feedback bring '
 'it back to hot; recall leaves cold sessions out by default (setting recall_tiers).';

@@ -2,6 +2,52 @@
 -- its lexemes with document frequencies and idf in the scope (tenant, and agent when given), the
 -- entities it is about.
 
+-- Settings declared here (memory.setting_definitions() lists them all).
+select memory_internal._declare_setting(
+    'recall_candidates', '50', 'integer',
+    'How many chunks each candidate list (full-text, vectors) contributes before fusion.',
+    minimum => 5, maximum => 5000
+);
+
+select memory_internal._declare_setting(
+    'session_candidates', '5', 'integer',
+    'How many sessions the summary full-text and session-vector lists contribute (two chunks each).',
+    minimum => 0, maximum => 1000
+);
+
+select memory_internal._declare_setting(
+    'lexical_max_df', '300', 'integer',
+    'A query term found in more chunks than this still scores, but brings no full-text candidates by itself.',
+    minimum => 1, maximum => 1000000000
+);
+
+select memory_internal._declare_setting(
+    'fusion', '"zscore"', 'string',
+    'How the lists are fused: zscore (weighted sum of normalized scores) or rrf (reciprocal rank fusion).',
+    allowed => '["zscore", "rrf"]'
+);
+
+select memory_internal._declare_setting(
+    'rrf_k', '60', 'number', 'The k of reciprocal rank fusion: 1 / (rrf_k + rank).',
+    minimum => 1, maximum => 1000
+);
+
+select memory_internal._declare_setting(
+    'context_weight', '0.85', 'number',
+    'A turn is scored on its own words, or on them with the turn before it times this, whichever is higher.',
+    minimum => 0, maximum => 1
+);
+
+select memory_internal._declare_setting(
+    'strip_speaker_names', 'true', 'boolean',
+    'Leave speaker names the query mentions out of its text and vector search (they are matched as speakers).'
+);
+
+select memory_internal._declare_setting(
+    'recall_count_access', 'false', 'boolean',
+    'Count how often recall returns each turn (makes recall write; leave off on a read replica).'
+);
+
 -- The recall settings in force, with per-call weights (keys of memory.setting_definitions()) on top.
 create or replace function memory_internal._recall_settings(weights jsonb) returns jsonb
 language plpgsql

@@ -2,6 +2,35 @@
 -- score, each as its best chunk's text, sent to a rerank endpoint (a cross-encoder server). The answer
 -- reorders them; a failure or timeout leaves the fused order and is shown in components.
 
+-- Settings declared here (memory.setting_definitions() lists them all).
+select memory_internal._declare_setting(
+    'rerank', '"none"', 'string',
+    'Rerank stage: none, or http (the top rerank_candidates turns sent to the rerank_url endpoint).',
+    allowed => '["none", "http"]', set_by => 'admin'
+);
+
+select memory_internal._declare_setting(
+    'rerank_url', '""', 'string',
+    'URL of a rerank endpoint taking {model, query, documents, top_n} (Cohere, Jina, vLLM shape).',
+    set_by => 'admin'
+);
+
+select memory_internal._declare_setting(
+    'rerank_model', '""', 'string', 'The model asked of the rerank endpoint (none sent if empty).',
+    set_by => 'admin'
+);
+
+select memory_internal._declare_setting(
+    'rerank_candidates', '20', 'integer', 'How many of the best fused turns the rerank stage reorders.',
+    minimum => 1, maximum => 1000
+);
+
+select memory_internal._declare_setting(
+    'rerank_timeout_seconds', '2', 'number',
+    'Timeout of the rerank request; on timeout or error recall keeps the fused order and says so.',
+    minimum => 0.1, maximum => 600, set_by => 'admin'
+);
+
 -- {"scores": [one per document, null where unscored]} or {"error": "..."}; never raises for the endpoint.
 -- Runs as the owner so the key can be read; the key goes only to the origin it was stored for, and the
 -- endpoint is the administrator's choice (rerank_url is set_by admin).

@@ -1,6 +1,53 @@
 -- Embedding: the model the settings choose, one call that embeds texts with it, secrets for
 -- endpoints, and a partial HNSW index per model.
 
+-- Settings declared here (memory.setting_definitions() lists them all).
+select memory_internal._declare_setting(
+    'embedder', '"local"', 'string',
+    'Which embedder writes and queries vectors: local (all-MiniLM-L6-v2 inside the database), '
+    || 'openai (an OpenAI-compatible endpoint), client (callers pass vectors) or none (full-text only).',
+    allowed => '["local", "openai", "client", "none"]', set_by => 'admin'
+);
+
+select memory_internal._declare_setting(
+    'openai_base_url', '"https://api.openai.com/v1"', 'string',
+    'Base URL of the OpenAI-compatible endpoint (…/v1) for the openai embedder and llm summarizer.',
+    set_by => 'admin'
+);
+
+select memory_internal._declare_setting(
+    'openai_embedding_model', '"text-embedding-3-small"', 'string', 'The embedding model asked of the endpoint.',
+    set_by => 'admin'
+);
+
+select memory_internal._declare_setting(
+    'openai_embedding_dimensions', '1536', 'integer', 'The dimensions that model returns (checked on every answer).',
+    minimum => 1, maximum => 16000, set_by => 'admin'
+);
+
+select memory_internal._declare_setting(
+    'client_dimensions', '384', 'integer', 'Dimensions of vectors that callers pass with the client embedder.',
+    minimum => 1, maximum => 16000, set_by => 'admin'
+);
+
+select memory_internal._declare_setting(
+    'http_timeout_seconds', '30', 'number', 'Timeout of one HTTP request to the endpoint.',
+    minimum => 1, maximum => 600, set_by => 'admin'
+);
+
+select memory_internal._declare_setting(
+    'http_retries', '2', 'integer',
+    'Retries of a request that failed to connect or got 429 or 5xx, with exponential backoff.',
+    minimum => 0, maximum => 10, set_by => 'admin'
+);
+
+select memory_internal._declare_setting(
+    'exact_search_max_chunks', '20000', 'integer',
+    'Up to this many chunks in scope, vector search is exact; above it, HNSW with iterative scan. A '
+    || 'tenant''s vectors join the HNSW graph once it holds more chunks than this.',
+    minimum => 0, maximum => 100000000
+);
+
 -- Stores a secret (such as openai_api_key) where only the extension's owner can read it, for one origin
 -- (scheme://host[:port]): it is sent to no other, nor over another scheme. The origin is the one of
 -- `url` (a bare host means https), or by default that of the endpoint configured for it now

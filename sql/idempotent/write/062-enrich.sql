@@ -1,6 +1,109 @@
 -- Enrichment of one session: index chunks (with full-text vectors), their embeddings, the summary and
 -- the session embedding. Work already done for unchanged text is never repeated.
 
+-- The text search configuration a name stands for, or null when it names none (an unknown name, an unknown
+-- schema, or not a name at all).
+create or replace function memory_internal._regconfig_or_null(name text) returns regconfig
+language plpgsql
+stable
+as $$
+begin
+    return name::regconfig;
+exception when undefined_object or invalid_name or syntax_error or invalid_schema_name
+    or invalid_text_representation then
+    return null;
+end
+$$;
+
+comment on function memory_internal._regconfig_or_null(text) is
+'Internal: the text search configuration a name stands for, or null if it names none.';
+
+-- text_search_config names a configuration of this database; a name, not a number (regconfig reads digits as
+-- an object id, which it does not check).
+create or replace function memory_internal._check_text_search_config(value jsonb) returns void
+language plpgsql
+stable
+as $$
+begin
+    if not exists (
+        select from pg_catalog.pg_ts_config as c
+        where (value #>> '{}') !~ '^\s*[0-9]+\s*$' and c.oid = memory_internal._regconfig_or_null(value #>> '{}')
+    ) then
+        raise exception 'agent_memory: setting "text_search_config" must name a text search configuration '
+            'of this database (see pg_ts_config), got %', value;
+    end if;
+end
+$$;
+
+comment on function memory_internal._check_text_search_config(jsonb) is
+'Internal: an error unless the value names a text search configuration of this database.';
+
+-- Settings declared here (memory.setting_definitions() lists them all).
+select memory_internal._declare_setting(
+    'index_roles', '["user", "assistant", "tool"]', 'array',
+    'Roles whose turns are indexed for recall (a turn''s tool calls are indexed with it). After a change, '
+    || 'memory.reindex() re-indexes what was enriched before.',
+    allowed => '["user", "assistant", "system", "tool"]'
+);
+
+select memory_internal._declare_setting(
+    'index_context_turns', '1', 'integer',
+    'How many preceding indexed turns are indexed together with a turn, as its context.',
+    minimum => 0, maximum => 10
+);
+
+select memory_internal._declare_setting(
+    'index_min_chars', '12', 'integer',
+    'Turns shorter than this are not indexed (with slash commands, confirmations, heartbeats).',
+    minimum => 0, maximum => 1000
+);
+
+select memory_internal._declare_setting(
+    'chunk_chars', '1500', 'integer',
+    'Long turns are split at sentence ends into chunks of at most this many characters.',
+    minimum => 100, maximum => 100000
+);
+
+select memory_internal._declare_setting(
+    'index_max_chunks', '16', 'integer',
+    'Indexing reads the first index_max_chunks x chunk_chars characters of a turn; the rest is stored, not indexed.',
+    minimum => 1, maximum => 100000
+);
+
+select memory_internal._declare_setting(
+    'text_search_config', '"english"', 'string',
+    'The text search configuration for full-text vectors of chunks and summaries.',
+    checked_by => 'memory_internal._check_text_search_config(jsonb)'
+);
+
+select memory_internal._declare_setting(
+    'summarizer', '"extractive"', 'string',
+    'How sessions are summarized: extractive (deterministic, in the database), llm, or none.',
+    allowed => '["extractive", "llm", "none"]', set_by => 'admin'
+);
+
+select memory_internal._declare_setting(
+    'summary_sentences', '5', 'integer', 'How many sentences the extractive summary keeps.',
+    minimum => 1, maximum => 50
+);
+
+select memory_internal._declare_setting(
+    'entity_extractor', '"deterministic"', 'string',
+    'How enrichment finds the entities turns mention: deterministic (names, handles, tags, paths, URLs, code '
+    || 'identifiers, quoted titles, gazetteer tools, speakers), llm (one call per session to the chat endpoint '
+    || 'the llm summarizer uses, openai_chat_model), or none.',
+    allowed => '["deterministic", "llm", "none"]', set_by => 'admin'
+);
+
+select memory_internal._declare_setting(
+    'memory_extractor', '"patterns"', 'string',
+    'How enrichment proposes curated memories from what users say, each with its turn as evidence: patterns '
+    || '(explicit statements: rules such as "always ..." or "from now on ...", "I prefer ...", "we decided '
+    || '...", "remember that ...", "my X is Y"; never from a question or a supposition), llm (one call per '
+    || 'session to the chat endpoint, openai_chat_model), or none.',
+    allowed => '["patterns", "llm", "none"]', set_by => 'admin'
+);
+
 -- The chunks the indexing settings produce for a session's turns: each chunk's own text, and for a
 -- turn's first chunk the preceding turns' text as context with the key of the turn just before it.
 create or replace function memory_internal._chunk_turns(turns jsonb, settings jsonb)
