@@ -15,6 +15,7 @@ build fails.
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import itertools
 import re
@@ -24,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SQL = ROOT / "sql"
 EXTENSION = ROOT / "extension"
+EMBEDDER = ROOT / "plpython" / "agent_memory_db" / "embedder.py"
 BODY_TAG = "$migration_body$"
 GUARD = '\\echo Use "CREATE EXTENSION agent_memory" to load this file. \\quit'
 # What a PL/Python function of the extension runs first (the placeholder @load_python@ at the top of its body):
@@ -106,11 +108,24 @@ def idempotent_files(folder: Path) -> list[Path]:
     return files
 
 
+def local_model() -> dict[str, str]:
+    """The local embedder's model name and dimensions, as the in-database package that loads its files writes
+    them (plpython/agent_memory_db/embedder.py): the one place they are written."""
+    found = {}
+    for node in ast.parse(EMBEDDER.read_text()).body:
+        match node:
+            case ast.Assign(targets=[ast.Name(id="MODEL_NAME" | "DIMENSIONS" as name)], value=ast.Constant(value)):
+                found[name] = str(value)
+    if set(found) != {"MODEL_NAME", "DIMENSIONS"}:
+        raise BuildError(f"{EMBEDDER} must set MODEL_NAME and DIMENSIONS to constants")
+    return {"@local_model@": found["MODEL_NAME"], "@local_dimensions@": found["DIMENSIONS"]}
+
+
 def assemble(version: str, python_dir: str) -> str:
     incremental = sorted((SQL / "incremental").glob("[0-9][0-9][0-9]-*.sql"))
     idempotent = idempotent_files(SQL / "idempotent")
     check_frozen(incremental, released_versions(EXTENSION / "released"))
-    values = {"@extversion@": version, "@python_dir@": python_dir, "@load_python@": LOAD_PYTHON}
+    values = {"@extversion@": version, "@python_dir@": python_dir, "@load_python@": LOAD_PYTHON} | local_model()
     parts = [
         f"-- agent_memory {version}: assembled by extension/tools/assemble.py from sql/; do not edit.",
         GUARD,

@@ -90,3 +90,12 @@ def test_released_versions_are_ordered_numerically(tmp_path):
         (tmp_path / f"agent_memory--{version}.sql").write_text("")
     (tmp_path / "agent_memory--0.2.0--0.9.1.sql").write_text("")
     assert list(assemble.released_versions(tmp_path)) == ["0.2.0", "0.9.1", "0.10.0"]
+
+
+def test_the_local_model_is_written_once_in_the_package_and_the_build_copies_it():
+    from agent_memory_db import embedder
+
+    assert assemble.local_model() == {"@local_model@": embedder.MODEL_NAME, "@local_dimensions@": "384"}
+    script = assemble.assemble("1.2.3", "/x")
+    assert f"when 'local' then '{embedder.MODEL_NAME}'" in script
+    assert embedder.MODEL_NAME not in "".join(path.read_text() for path in (assemble.SQL / "idempotent").rglob("*.sql"))

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from agent_memory_db import embedder
+from agent_memory_db import embedder, embedding
 
 
 @pytest.fixture(scope="module")
@@ -16,9 +16,9 @@ def cosine(a, b):
     return sum(x * y for x, y in zip(a, b, strict=True))
 
 
-def test_vectors_have_384_dimensions_and_unit_length(model):
+def test_vectors_have_the_models_dimensions_and_unit_length(model):
     vectors = model.embed(["The deploy failed because the token expired.", "hi"])
-    assert [len(v) for v in vectors] == [384, 384]
+    assert [len(v) for v in vectors] == [embedder.DIMENSIONS] * 2
     assert all(math.isclose(math.sqrt(cosine(v, v)), 1.0, abs_tol=1e-5) for v in vectors)
 
 
@@ -104,3 +104,12 @@ def test_kept_vectors_replace_the_batch_before_and_repeated_texts_are_embedded_o
     assert calls == [["first"]]
     with pytest.raises(ValueError):
         embedding.keep_ahead(cache, owner, ["one", "two"], ["[1]"])
+
+
+def test_the_settings_choose_the_model_the_package_maps_them_to():
+    """SQL asks this mapping (memory_internal._embedding_model): the local model is the embedder's own."""
+    settings = {"openai_embedding_model": "m", "openai_embedding_dimensions": "1536", "client_dimensions": 12}
+    assert embedding.model_of(settings | {"embedder": "local"}) == embedding.Model("local", embedder.MODEL_NAME, 384)
+    assert embedding.model_of(settings | {"embedder": "openai"}) == embedding.Model("openai", "m", 1536)
+    assert embedding.model_of(settings | {"embedder": "client"}) == embedding.Model("client", "client", 12)
+    assert embedding.model_of(settings | {"embedder": "none"}) is None

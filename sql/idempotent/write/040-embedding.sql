@@ -4,7 +4,7 @@
 -- Settings declared here (memory.setting_definitions() lists them all).
 select memory_internal._declare_setting(
     'embedder', '"local"', 'string',
-    'Which embedder writes and queries vectors: local (all-MiniLM-L6-v2 inside the database), '
+    'Which embedder writes and queries vectors: local (@local_model@ inside the database), '
     || 'openai (an OpenAI-compatible endpoint), client (callers pass vectors) or none (full-text only).',
     allowed => '["local", "openai", "client", "none"]', set_by => 'admin'
 );
@@ -89,6 +89,8 @@ comment on function memory.set_secret(text, text, text) is
 comment on column memory_internal._secrets.origin is 'The only origin (scheme://host[:port]) the secret is sent to.';
 
 -- The embedding model that settings (as from memory_internal._settings_json()) choose; no row for embedder = none.
+-- The local model is the one whose files the in-database package loads: its name and dimensions are written
+-- there alone (agent_memory_db/embedder.py), and the build puts them here.
 create or replace function memory_internal._embedding_model(settings jsonb)
 returns table (provider text, model text, dimensions integer)
 language sql
@@ -96,12 +98,12 @@ immutable
 as $$
     select settings ->> 'embedder',
            case settings ->> 'embedder'
-               when 'local' then 'all-MiniLM-L6-v2'
+               when 'local' then '@local_model@'
                when 'openai' then settings ->> 'openai_embedding_model'
                else 'client'
            end,
            case settings ->> 'embedder'
-               when 'local' then 384
+               when 'local' then @local_dimensions@
                when 'openai' then (settings ->> 'openai_embedding_dimensions')::integer
                else (settings ->> 'client_dimensions')::integer
            end
@@ -233,8 +235,9 @@ comment on function memory_internal._ensure_vector_index(text, integer) is
 select memory_internal._ensure_vector_index(m.model, m.dimensions)
 from (
     select
-        'all-MiniLM-L6-v2' as model,
-        384 as dimensions
+        m.model,
+        m.dimensions
+    from memory_internal._embedding_model('{"embedder": "local"}') as m
     union
     select
         m.model,
