@@ -1,5 +1,8 @@
 -- Runs last in every install and upgrade script.
 
+-- Every setting's default passes its checks (a checked_by function may be in any subsystem's file).
+select memory_internal._check_setting_defaults();
+
 -- Pin every function of the extension to a safe search_path: pg_catalog, the schema pgvector was
 -- installed in (its types and operators), pg_temp last. Bodies name our own objects as memory.x.
 -- Procedures are left out: one with a SET clause cannot commit; theirs qualify every name instead.

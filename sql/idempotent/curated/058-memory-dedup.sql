@@ -3,22 +3,6 @@
 -- is within memory_dedup_threshold of that memory's words, and it states the same values
 -- (agent_memory_db.paraphrase: numbers, names, polarity), which tells a paraphrase from a changed value.
 
--- Settings declared here (memory.setting_definitions() lists them all).
-select memory_internal._declare_setting(
-    'memory_dedup', '"merge"', 'string',
-    'Semantic dedup of remembered claims: a claim whose vector is within memory_dedup_threshold of a memory '
-    || 'the agent holds (same kind; same key when it has one) and that states the same numbers, names and '
-    || 'polarity is merged into it (merge), only logged in memory.memory_merges beside the new memory '
-    || '(shadow), or not looked for (off).',
-    allowed => '["merge", "shadow", "off"]'
-);
-
-select memory_internal._declare_setting(
-    'memory_dedup_threshold', '0.9', 'number',
-    'The cosine at or above which semantic dedup takes a claim for a paraphrase of a memory held.',
-    minimum => 0, maximum => 1
-);
-
 -- Whether two claims state the same numbers, names and polarity.
 create or replace function memory_internal._same_values(first text, second text) returns boolean
 language plpython3u

@@ -2,14 +2,6 @@
 -- memory_extractor: patterns, llm or none), each with its turn as evidence, stored with the status the
 -- setting extracted_memory_status gives (active, or pending for review) and origin patterns or llm.
 
--- Settings declared here (memory.setting_definitions() lists them all).
-select memory_internal._declare_setting(
-    'extracted_memory_status', '"active"', 'string',
-    'How memories enrichment proposes are stored: active (recalled at once) or pending (kept for review: '
-    || 'memory.approve or memory.retract).',
-    allowed => '["active", "pending"]'
-);
-
 -- The proposals for a session's turns: by the patterns (answer null), or read from the llm's answer.
 create or replace function memory_internal._propose_memories(turns jsonb, answer text)
 returns table (turn_id bigint, kind text, content text)

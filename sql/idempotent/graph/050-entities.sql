@@ -39,13 +39,6 @@ $$;
 comment on function memory_internal._check_entity_gazetteer(jsonb) is
 'Internal: an error unless the value maps names to entity types.';
 
--- The setting of the names the extractor knows.
-select memory_internal._declare_setting(
-    'entity_gazetteer', '{}', 'object',
-    'Names the extractor knows, with their type, on top of its own: {"acme cloud": "org", "fizzbuzz": "tool"}.',
-    checked_by => 'memory_internal._check_entity_gazetteer(jsonb)'
-);
-
 -- The entities of this tenant a name stands for: its normalized form as an entity's key or among its
 -- aliases, in one agent's scope or (agent_id null) in every agent's.
 create or replace function memory_internal._entity_ids(name text, agent_id text) returns bigint[]

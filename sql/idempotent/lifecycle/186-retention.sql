@@ -7,14 +7,6 @@
 -- export records, in memory.archives) and removes it in the same transaction. Removal by retention leaves
 -- no tombstone: an archive imported again brings its sessions back.
 
--- Settings declared here (memory.setting_definitions() lists them all).
-select memory_internal._declare_setting(
-    'retention_batch', '1000', 'integer',
-    'How many sessions and memories one memory.maintain() run archives and removes per tenant (the rest go '
-    || 'in the next runs).',
-    minimum => 1, maximum => 1000000, set_by => 'admin'
-);
-
 comment on table memory.retention_policies is
 'Retention policies of each tenant: what memory.maintain() archives and removes (memory.set_retention).';
 comment on column memory.retention_policies.tenant_id is 'The tenant.';

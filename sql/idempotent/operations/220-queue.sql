@@ -8,30 +8,6 @@
 -- session another transaction holds is put back for later instead of waited for, and a job waits at most
 -- five seconds for any other lock (then it is put back too, the attempt not counted).
 
--- Settings declared here (memory.setting_definitions() lists them all).
-select memory_internal._declare_setting(
-    'queue_max_attempts', '5', 'integer', 'Attempts of a job before it is dead-lettered (status dead, error kept).',
-    minimum => 1, maximum => 100
-);
-
-select memory_internal._declare_setting(
-    'queue_backoff_seconds', '10', 'number',
-    'Retry delay after the first failure; it doubles with each further failure.',
-    minimum => 0, maximum => 86400
-);
-
-select memory_internal._declare_setting(
-    'queue_lease_seconds', '300', 'number',
-    'How long a claimed job is leased to its worker; after that another worker may reclaim it.',
-    minimum => 1, maximum => 86400
-);
-
-select memory_internal._declare_setting(
-    'queue_keep_done_hours', '168', 'number',
-    'How long memory.maintain() keeps finished jobs (dead ones are kept until dealt with).',
-    minimum => 0, maximum => 100000, set_by => 'admin'
-);
-
 create or replace function memory_internal._claim_jobs(max_jobs integer, worker text) returns setof memory.jobs
 language plpgsql
 security definer

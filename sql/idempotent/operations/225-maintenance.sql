@@ -4,13 +4,6 @@
 -- Schedule it with pg_cron (docs/operations.md):
 --   select cron.schedule('agent-memory-maintain', '*/10 * * * *', 'call memory.maintain()');
 
--- Settings declared here (memory.setting_definitions() lists them all).
-select memory_internal._declare_setting(
-    'model_retire_grace_hours', '24', 'number',
-    'How long memory.maintain() keeps the vectors of an embedding model recall no longer uses.',
-    minimum => 0, maximum => 100000, set_by => 'admin'
-);
-
 -- The embedding models the stored configuration chooses: for every tenant, and for each tenant that has
 -- settings of its own.
 create or replace function memory_internal._configured_models() returns setof text

@@ -4,17 +4,6 @@
 -- asks ("Yes, we did!"); it never adds to a turn whose own words match, so a reply cannot win on the
 -- words of the question it answers.
 
--- Settings declared here (memory.setting_definitions() lists them all).
-select memory_internal._declare_setting(
-    'bm25_k1', '0.9', 'number', 'BM25 term-frequency saturation.',
-    minimum => 0, maximum => 10
-);
-
-select memory_internal._declare_setting(
-    'bm25_b', '0.4', 'number', 'BM25 length normalization.',
-    minimum => 0, maximum => 1
-);
-
 -- One query term's BM25 contribution to a chunk: idf, the term's (weighted) frequency in the chunk, the
 -- chunk's (weighted) length.
 create or replace function memory_internal._bm25_term(

@@ -1,19 +1,6 @@
 -- Bootstrap and task context: what an agent should know, within a character budget, when a new
 -- conversation starts (bootstrap) or for a task at hand (context_for_task).
 
--- Settings declared here (memory.setting_definitions() lists them all).
-select memory_internal._declare_setting(
-    'bootstrap_max_chars', '4000', 'integer',
-    'The character budget of memory.bootstrap() when the call does not give one.',
-    minimum => 100, maximum => 1000000
-);
-
-select memory_internal._declare_setting(
-    'context_max_chars', '4000', 'integer',
-    'The character budget of memory.context_for_task() when the call does not give one.',
-    minimum => 100, maximum => 1000000
-);
-
 -- A character budget given by a caller: null (the setting's default) or at least 1.
 create or replace function memory_internal._check_budget(max_chars integer) returns void
 language plpgsql

@@ -2,15 +2,17 @@
 -- `set memory.<key> = ...`. Precedence, highest first: per-call argument (where a function takes
 -- one), session setting, memory.config, default.
 
--- The declarations are made again below, each by the subsystem that reads the setting (this install's
--- files, in order): a setting this version no longer has is gone.
+-- The declarations are made again below, each subsystem's in its folder's NNN-settings.toml (the assembler
+-- makes each table of it a call of memory_internal._declare_setting): a setting this version no longer has
+-- is gone.
 delete from memory_internal._declared_settings;
 
 -- Declares a setting: its key, default, JSON type, meaning, and what values it takes (allowed: the values,
 -- or for an array the values its items may take; minimum and maximum: the range, or for an array how many
 -- items it needs at least); set_by admin: only memory.config, or a session of memory_admin, may change it
 -- (an endpoint, a model, a time bound, what maintenance deletes); checked_by: a function of the value that
--- raises an error naming the problem, for checks a type and range cannot say. The default is checked too.
+-- raises an error naming the problem, for checks a type and range cannot say. Once every file has run, each
+-- default is checked (memory_internal._check_setting_defaults, from tail.sql).
 create or replace function memory_internal._declare_setting(
     key text, default_value jsonb, value_type text, description text,
     allowed jsonb default null, minimum numeric default null, maximum numeric default null,
@@ -23,12 +25,11 @@ begin
         key, default_value, value_type, allowed, minimum, maximum, description, set_by, checked_by
     )
     values (key, default_value, value_type, allowed, minimum, maximum, description, set_by, checked_by);
-    perform memory_internal._validated_setting(key, default_value);
 end
 $$;
 
 comment on function memory_internal._declare_setting(text, jsonb, text, text, jsonb, numeric, numeric, text, text) is
-'Internal: declares a setting (each subsystem its own, on every install); its default must pass its checks.';
+'Internal: declares a setting (each subsystem its own, on every install).';
 
 -- Every setting the extension knows: those declared, and the weight of each recall signal (weight_<name>,
 -- from memory.signals). language sql, so the queries of the functions below inline it.
@@ -155,6 +156,23 @@ $$;
 
 comment on function memory_internal._validated_setting(text, jsonb) is
 'Internal: checks a setting value against memory.setting_definitions().';
+
+-- Every declared default passes its setting's checks, or the install stops, naming the setting.
+create or replace function memory_internal._check_setting_defaults() returns void
+language plpgsql
+stable
+as $$
+declare
+    d record;
+begin
+    for d in select s.key, s.default_value from memory_internal._declared_settings as s order by s.key loop
+        perform memory_internal._validated_setting(d.key, d.default_value);
+    end loop;
+end
+$$;
+
+comment on function memory_internal._check_setting_defaults() is
+'Internal: an error unless every declared default passes its setting''s checks (run by every install).';
 
 -- A trigger function of a table memory_admin writes itself: it runs as the owner, who may call the internal
 -- checks (the administrator may not).

@@ -8,13 +8,6 @@ as $$
     select coalesce(greatest((c).next_fused, (s ->> 'neighbor_previous_share')::float8 * (c).previous_fused), 0)
 $$;
 
--- Settings declared here (memory.setting_definitions() lists them all).
-select memory_internal._declare_setting(
-    'neighbor_previous_share', '0.5', 'number',
-    'The share of the turn before''s fused score the neighbor signal counts (the turn after counts whole).',
-    minimum => 0, maximum => 1
-);
-
 select memory_internal._define_builtin_signal(
     'neighbor', 'boost', 'memory_internal.signal_neighbor(memory.recall_candidate, jsonb)', 0.3,
     'The fused score of the turn just after (the reply to it), or neighbor_previous_share of the one just '

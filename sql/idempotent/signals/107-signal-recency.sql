@@ -7,12 +7,6 @@ select memory_internal._define_feature(
     builtin => true
 );
 
--- Settings declared here (memory.setting_definitions() lists them all).
-select memory_internal._declare_setting(
-    'recency_half_life_days', '30', 'number', 'Half-life of the recency boost.',
-    minimum => 0.001, maximum => 100000
-);
-
 create or replace function memory_internal.signal_recency(c memory.recall_candidate, s jsonb) returns double precision
 language sql
 immutable parallel safe

@@ -12,13 +12,6 @@ select memory_internal._define_feature(
     builtin => true
 );
 
--- Settings declared here (memory.setting_definitions() lists them all).
-select memory_internal._declare_setting(
-    'period_half_life_days', '7', 'number',
-    'Half-life of the period boost outside the period a query names (days before or after it).',
-    minimum => 0.001, maximum => 100000
-);
-
 create or replace function memory_internal.signal_period(c memory.recall_candidate, s jsonb) returns double precision
 language sql
 immutable parallel safe

@@ -2,12 +2,6 @@
 -- for an llm summary of a session, the llm entity extractor and the llm memory extractor. One function
 -- holds the key.
 
--- Settings declared here (memory.setting_definitions() lists them all).
-select memory_internal._declare_setting(
-    'openai_chat_model', '"gpt-4o-mini"', 'string', 'The chat model that writes llm summaries.',
-    set_by => 'admin'
-);
-
 -- The endpoint's answer to the request of one purpose (agent_memory_db.chat_requests: 'summary',
 -- 'entities' or 'memories') built from a session's turns. Runs as the owner to read the key; the endpoint,
 -- model, timeouts and whether the purpose's setting chose llm at all come from the configuration (the

@@ -2,19 +2,6 @@
 -- or without id the same content at the same position) is skipped, so re-committing a growing
 -- session appends only its new turns. Bad input raises an error naming the message and stores nothing.
 
--- Settings declared here (memory.setting_definitions() lists them all).
-select memory_internal._declare_setting(
-    'enrich', '"queue"', 'string',
-    'What commit does about enrichment by default: queue a job, enrich now, or nothing.',
-    allowed => '["queue", "now", "none"]'
-);
-
-select memory_internal._declare_setting(
-    'max_message_chars', '10000000', 'integer',
-    'The longest message commit accepts, in characters (indexing reads the first index_max_chunks chunks).',
-    minimum => 1, maximum => 100000000
-);
-
 -- The first problem with one message (a JSON object, as jsonb), or null when it is acceptable.
 create or replace function memory_internal._message_problem(message jsonb, max_chars integer, dimensions integer)
 returns text
