@@ -286,7 +286,7 @@ def test_cli_recall_names_entities_and_can_require_every_one(memory, dsn):
     none = run("--dsn", dsn, "recall", "what stays", "--entities", "Atlantis", "--entity-mode", "all")
     assert none.returncode == 0 and none.stdout.strip() == "nothing recalled"
     alone = run("--dsn", dsn, "recall", "what stays", "--entity-mode", "all")
-    assert alone.returncode == 1 and "--entity-mode all needs at least one of --entities" in alone.stderr
+    assert alone.returncode == 1 and "entity_mode 'all' needs entities" in alone.stderr
 
 
 # The MCP tools
@@ -426,4 +426,4 @@ def test_recall_over_stdio_takes_entities(memory, dsn):
     )
     assert {hit["session_id"] for hit in payload(docker)["hits"]} == {"s1"}
     assert payload(unknown) == {"hits": []}
-    assert none.is_error and "entity_mode all needs entities" in none.content[0].text
+    assert none.is_error and "entity_mode 'all' needs entities" in none.content[0].text

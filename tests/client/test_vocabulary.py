@@ -210,8 +210,14 @@ def test_mcp_answers_use_no_retired_name():
     from typing_extensions import is_typeddict  # the MCP server's TypedDicts are typing_extensions' (for pydantic)
 
     from agent_memory import mcp_server
+    from agent_memory.commands import answers as shapes
 
-    answers = [cls for _, cls in inspect.getmembers(mcp_server, inspect.isclass) if is_typeddict(cls)]
+    answers = [
+        cls
+        for module in (mcp_server, shapes)
+        for _, cls in inspect.getmembers(module, inspect.isclass)
+        if is_typeddict(cls)
+    ]
     assert len(answers) > 5
     keys = {f"{cls.__name__}.{key}" for cls in answers for key in cls.__annotations__}
     assert {key for key in keys if key.split(".")[1] in RETIRED.api | RETIRED.anywhere} == set()

@@ -1,0 +1,178 @@
+"""Curated memory: remembering facts, preferences, rules, decisions and tasks, reading what holds, and moving
+a memory through its statuses."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from agent_memory import results
+from agent_memory.calls import Kind
+from agent_memory.commands import Args, Command, Option, Tool, answers, said, table
+from agent_memory.commands.recall import EVERY_AGENT, moment
+
+KINDS = ", ".join(get_args(Kind))
+AS_OF = moment("as_of", "what held then (ISO 8601)", "what held at this time (ISO 8601)")
+REMEMBERED = {
+    "created": "remembered",
+    "updated": "remembered, replacing memory {supersedes}",
+    "unchanged": "already remembered",
+    "merged": "a paraphrase of what is remembered",
+}
+MEMORIES = table(
+    ["memory_id", "kind", "key", "status", "importance", "valid_from", "content"],
+    "no memories found",
+    {"content": 60},
+    scoped=True,
+)
+
+
+def _remembered(args: Args, result: results.Remembered) -> str:
+    said = REMEMBERED[result.outcome].format(supersedes=result.supersedes)
+    return f"{said} as memory {result.memory_id} (turn {result.turn_id})"
+
+
+def _moved(args: Args, moved: results.MemoryItem) -> str:
+    return f"memory {moved.memory_id}: {moved.status}"
+
+
+def _move(name: str, help: str, doc: str) -> Command:
+    return Command(
+        name,
+        help,
+        (Option("memory_id", positional=True, type=int, tool="the memory's memory_id", tool_type=int),),
+        show=said(_moved),
+        tool=Tool(doc, "judges", answers.memory, answers.MemoryShown, agent=None),
+    )
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "remember",
+        "keep a fact, preference, rule, decision or task",
+        (
+            Option(
+                "content",
+                positional=True,
+                tool="the fact, preference, rule, decision or task, in one sentence",
+                tool_type=str,
+            ),
+            Option(
+                "kind",
+                f"one of {KINDS} (default fact)",
+                tool="what kind of memory it is",
+                tool_type=Kind,
+                tool_default="fact",
+            ),
+            Option("agent_id", "the agent (default: 'default')"),
+            Option(
+                "key",
+                "a stable key: a new claim under it replaces the current one",
+                tool="a stable name for what it is about, e.g. 'deploy.day': a new claim replaces the old",
+            ),
+            Option("subjects", "an entity it is about (repeatable)", repeat=True, metavar="SUBJECT"),
+            Option("tags", "a tag (repeatable)", repeat=True, metavar="TAG"),
+            Option(
+                "importance",
+                "0 to 1 (default 0.5)",
+                type=float,
+                tool="how much it matters",
+                tool_type=float,
+                tool_default=0.5,
+                at_least=0,
+                at_most=1,
+            ),
+            Option("status", "ongoing: work in progress; pending: to review", choices=["active", "ongoing", "pending"]),
+        ),
+        show=said(_remembered),
+        tool=Tool(
+            """Keeps something worth knowing in later conversations; it can be recalled at once. The same claim
+            again, or a paraphrase of one held, changes nothing; a new claim under a key replaces the current
+            one, which is kept as history. Answers with its memory_id, the outcome (created, updated, unchanged
+            or merged) and, when it replaced one, supersedes.""",
+            "adds",
+            answers.remembered,
+            dict[str, int | str],
+        ),
+    ),
+    Command(
+        "list_memories",
+        "the memories that hold now (or then), most important first",
+        (
+            Option(
+                "search",
+                "words the content contains (any case)",
+                positional=True,
+                optional=True,
+                tool="words the memory contains",
+            ),
+            Option("kind", f"one of {KINDS}", tool="only memories of this kind", tool_type=Kind | None),
+            Option("agent_id", EVERY_AGENT),
+            Option("subject", "memories about this entity"),
+            Option("tag", "memories with this tag"),
+            Option(
+                "status",
+                "active, ongoing, resolved, superseded, retracted or pending (not with --as-of)",
+                tool="only memories of this status, e.g. pending: proposed from the conversation, to review",
+                tool_type=results.MemoryStatus | None,
+            ),
+            AS_OF,
+            Option(
+                "k",
+                "how many (default 100)",
+                type=int,
+                tool="how many memories",
+                tool_type=int,
+                tool_default=20,
+                at_least=1,
+                at_most=100,
+            ),
+        ),
+        show=MEMORIES,
+        tool=Tool(
+            """The remembered facts, preferences, rules, decisions and tasks that hold now (or held at as_of,
+            or have one status), most important first: each with its memory_id, kind, key, status and since
+            when.""",
+            "reads",
+            answers.memories,
+            dict[str, list[answers.MemoryShown]],
+        ),
+    ),
+    Command(
+        "get",
+        "the memory held under a key, now or then (one per agent that holds it)",
+        (
+            Option(
+                "key",
+                positional=True,
+                tool="the key a memory was remembered under, e.g. 'deploy.day'",
+                tool_type=str,
+            ),
+            Option("agent_id", EVERY_AGENT),
+            AS_OF,
+        ),
+        show=MEMORIES,
+        tool=Tool(
+            """The memory held under a key now (or at as_of): its memory_id, kind, content, status and since
+            when.""",
+            "reads",
+            answers.memories,
+            dict[str, list[answers.MemoryShown]],
+        ),
+    ),
+    _move(
+        "resolve",
+        "mark a memory resolved (a task done)",
+        "Marks a task done or a question settled: the memory stops holding now and is kept as history.",
+    ),
+    _move(
+        "retract",
+        "mark a memory never true (or reject a proposal)",
+        "Marks a memory as never true (a mistake), or rejects a proposed one: recall leaves it out.",
+    ),
+    _move(
+        "approve",
+        "approve a memory enrichment proposed (status pending)",
+        """Approves a memory proposed from the conversation for review (status pending): it holds from now on
+        and is recalled.""",
+    ),
+)

@@ -1,0 +1,276 @@
+"""Running memory: the local server, the extension, health, the queue's worker, statistics and metrics,
+re-indexing, and the ways agents reach it (the MCP server, Claude Code hooks) and the demo."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from agent_memory import hooks, watch
+from agent_memory.client import Memory
+from agent_memory.commands import (
+    Args,
+    Command,
+    Option,
+    Tool,
+    answers,
+    dsn,
+    home,
+    local_server,
+    memory,
+    record,
+    said,
+    table,
+)
+from agent_memory.errors import InvalidInput
+from agent_memory.formatting import plain
+from agent_memory.localdb import HOME_RULE, LocalServer
+from agent_memory.progress import Progress
+
+
+def database(args: Args) -> int:
+    chosen = home(args)
+    server = LocalServer(directory=chosen.directory, port=args.port)
+    if args.action == "start":
+        started = server.start()
+        print(f"{'started' if started else 'already running'}: {server.url()}")
+        return 0
+    if args.action == "stop":
+        print("stopped" if server.stop() else "not running")
+        return 0
+    running = server.running()
+    if not running:
+        print(
+            f"agent-memory: no server running in {chosen.directory} (chosen as {chosen.reason}); choose another"
+            " with --dir or $AGENT_MEMORY_HOME, or use --dsn or $DATABASE_URL for any database",
+            file=sys.stderr,
+        )
+    if args.action == "status":
+        print(f"{'running' if running else 'stopped'}: {server.url()}")
+        return 0 if running else 3
+    print(server.url(args.dbname))
+    return 0
+
+
+def install(args: Args) -> int:
+    """Creates the database if it is the local server's, then the extension in it."""
+    if not args.dsn and not os.environ.get("DATABASE_URL"):
+        with psycopg.connect(local_server(args).url(), autocommit=True) as conn:
+            exists = conn.execute("select 1 from pg_database where datname = %s", (args.dbname,)).fetchone()
+            if not exists:
+                conn.execute(sql.SQL("create database {}").format(sql.Identifier(args.dbname)))
+    with psycopg.connect(dsn(args), autocommit=True) as conn:
+        conn.execute("create extension if not exists agent_memory cascade")
+        conn.execute("alter extension agent_memory update")
+        version = conn.execute("select memory.version()").fetchone()
+    print(f"agent_memory {version[0] if version else '?'} installed")
+    return 0
+
+
+def work_queue(args: Args) -> int:
+    """Runs queued enrichment jobs until stopped (or, with --once, until the queue is empty)."""
+    done = failed = 0
+    progress: Progress | None = None
+    with psycopg.connect(dsn(args), autocommit=True) as conn:
+        while True:
+            row = conn.execute("call memory.work(max_jobs => %s)", (args.max_jobs,)).fetchone()
+            processed, errors = row if row else (0, 0)
+            done, failed = done + processed, failed + errors
+            if processed or errors:
+                if progress is None:
+                    pending = conn.execute("select count(*) from memory.jobs where status in ('queued', 'running')")
+                    left = (pending.fetchone() or (0,))[0]
+                    progress = Progress("enrichment", done + failed + left, "jobs")
+                progress.advance(processed + errors)
+            elif args.once:
+                break
+            else:
+                time.sleep(args.idle_seconds)
+    if progress is not None:
+        progress.finish()
+    print(f"work finished: {done} done, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+def watch_metrics(args: Args) -> int:
+    """memory.metrics every --watch seconds (--count times, else until interrupted): per tenant, what
+    changed since the last reading; with --json, one JSON object a reading."""
+    if args.watch <= 0 or (args.count is not None and args.count < 1):
+        raise InvalidInput("--watch needs a positive number of seconds and --count at least 1")
+    previous, taken = None, None
+    readings = 0
+    with memory(args) as client:
+        while args.count is None or readings < args.count:
+            if readings:
+                time.sleep(args.watch)
+            metrics, now = client.metrics(), time.monotonic()
+            at = datetime.now().astimezone().isoformat(timespec="seconds")
+            if args.json:
+                print(json.dumps({"at": at, "metrics": plain(metrics)}))  # one line a reading
+            else:
+                current = watch.reading(metrics)
+                print(at)
+                for line in watch.report(previous, current, now - taken if taken else 0.0) or ["no metrics yet"]:
+                    print(line)
+                previous = current
+            taken = now
+            readings += 1
+            sys.stdout.flush()
+    return 0
+
+
+def claude_hook(args: Args) -> int:
+    def connect(seconds: float) -> Memory:
+        return Memory(hooks.bounded(dsn(args), seconds), tenant=args.tenant, max_connections=1)
+
+    return hooks.run(
+        args.event,
+        sys.stdin,
+        connect,
+        agent_id=args.agent_id,
+        max_chars=args.max_chars,
+        timeout=args.timeout,
+        log=Path(args.log).expanduser(),
+    )
+
+
+def serve_mcp(args: Args) -> int:
+    from agent_memory import mcp_server
+
+    mcp_server.serve(dsn(args), tenant=args.tenant, agent_id=args.agent_id)
+    return 0
+
+
+def tour(args: Args) -> int:
+    from agent_memory import demo
+
+    return demo.run(dsn(args), tenant=args.tenant)
+
+
+def positive_seconds(text: str) -> float:
+    """A time bound in seconds: a positive number (0 would mean no bound at all)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0
+    if not 0 < seconds < 3600:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds between 0 and 3600, got {text!r}")
+    return seconds
+
+
+def _stats(args: Args) -> int:
+    """memory.stats, or with --watch memory.metrics again and again."""
+    if args.watch is not None:
+        return watch_metrics(args)
+    with memory(args) as client:
+        rows = client.stats(args.agent_id)
+    counts = ["sessions", "turns", "chunks", "embedded_chunks", "summaries", "remembered", "feedback"]
+    columns = ["agent_id", *counts, "pending_jobs", "dead_jobs", "last_turn_at"]
+    return table(columns, "no sessions yet")(args, rows)
+
+
+def _health(args: Args) -> int:
+    with memory(args) as client:
+        health = client.health()
+    record(args, health)
+    return 0 if health.problem is None else 1
+
+
+def _reindexed(args: Args, result: Any) -> str:
+    waiting = result.sessions - result.jobs  # memory.reindex does not queue a session twice
+    jobs = f"{result.jobs} jobs" + (f", {waiting} were queued already" if waiting else "")
+    return f"queued {result.sessions} sessions for re-indexing ({jobs}); run `agent-memory work` to process them"
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "db",
+        "run the local PostgreSQL server",
+        (Option("action", positional=True, choices=["start", "stop", "status", "url"]),),
+        description=f"Its directory: --dir if given, else {HOME_RULE}. `db url` and `db status` say on stderr which"
+        " directory they chose when no server runs there.",
+        main=database,
+    ),
+    Command("install", "create (or update) the extension in the database", main=install),
+    Command("health", "show versions and whether the embedder loads", main=_health),
+    Command(
+        "stats",
+        "sessions, turns, vectors and pending jobs per agent",
+        (
+            Option("agent_id", "one agent"),
+            Option(
+                "watch",
+                "show memory.metrics every SECONDS (default 2): recalls, latency, commits, the queue, the tiers",
+                type=float,
+                optional=True,
+                default=2.0,
+                metavar="SECONDS",
+            ),
+            Option("count", "with --watch: stop after this many readings", type=int),
+        ),
+        main=_stats,
+        tool=Tool(
+            """How much is remembered, per agent: sessions, turns, indexed and embedded chunks, summaries,
+            remembered facts, feedback, pending and failed enrichment jobs, first and last turn.""",
+            "reads",
+            answers.stats,
+            dict[str, dict[str, Any]],
+        ),
+    ),
+    Command(
+        "reindex",
+        "queue sessions indexed under older index settings for re-indexing",
+        (Option("agent_id", "one agent"), Option("session_id", "one session")),
+        show=said(_reindexed),
+    ),
+    Command(
+        "work",
+        "run queued enrichment jobs (memory.work) in a loop",
+        (
+            Option("max_jobs", "jobs per memory.work call (default 10)", type=int, default=10),
+            Option("once", "stop when no job is left to run", flag=True),
+            Option("idle_seconds", "wait when the queue is empty (default 2)", type=float, default=2.0),
+        ),
+        main=work_queue,
+    ),
+    Command(
+        "mcp",
+        "serve memory as MCP tools over stdio (for Claude Code and other hosts)",
+        (
+            Option(
+                "agent_id",
+                "agent id every tool uses unless told another (default: reads cover every agent, writes go to"
+                " 'default')",
+            ),
+        ),
+        main=serve_mcp,
+    ),
+    Command(
+        "hook",
+        "a Claude Code hook: save the transcript (PreCompact, SessionEnd) or print context (SessionStart)",
+        (
+            Option(
+                "event",
+                f"{', '.join(hooks.EVENTS)} (default: hook_event_name of the input)",
+                positional=True,
+                optional=True,
+            ),
+            Option("agent_id", "agent id (default: 'default', as `import claude-code`; SessionStart: every agent)"),
+            Option("max_chars", "SessionStart's budget (default: setting bootstrap_max_chars)", type=int),
+            Option("timeout", "give up after this many seconds (default 10)", type=positive_seconds, default=10.0),
+            Option("log", f"where errors go (default {hooks.DEFAULT_LOG})", default=hooks.DEFAULT_LOG),
+        ),
+        description="Reads the JSON Claude Code sends on stdin. Always exits 0: an error is one line in the log.",
+        main=claude_hook,
+    ),
+    Command("demo", "a tour: import a small example, recall, explain, bootstrap, feedback", main=tour),
+)
