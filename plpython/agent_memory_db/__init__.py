@@ -4,7 +4,7 @@ Nothing here imports ``plpy``: PL/Python function bodies import these modules, c
 arguments and call plain functions, so all of it is unit-tested without a database.
 """
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 
 class VersionMismatch(RuntimeError):

@@ -50,7 +50,7 @@ from agent_memory.results import (
     Worked,
 )
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 __all__ = [
     "AgentMemoryError",
