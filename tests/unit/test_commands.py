@@ -47,3 +47,30 @@ def test_a_tool_and_its_command_share_a_default_unless_the_tool_declares_its_own
     assert recall.input_schema["properties"]["k"]["default"] == 5  # tool_default: a model reads fewer
     assert recall.input_schema["properties"]["level"]["default"] == "turn"  # the command's
     assert cli.build_parser().parse_args(["recall", "q"]).k == 10
+
+
+class Recorder:
+    """A Memory that answers every method with nothing and remembers how it was called."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        return lambda *positional, **arguments: self.calls.append((name, arguments)) or []
+
+
+def test_none_leaves_an_option_out_but_is_the_value_of_a_required_one():
+    (command,) = [command for command in every_command() if command.name == "set_entity_state"]
+    memory = Recorder()
+    command.run(memory, {"entity": "billing", "attribute": "owner", "value": None, "valid_from": None})
+    assert memory.calls == [("set_entity_state", {"entity": "billing", "attribute": "owner", "value": None})]
+
+
+@pytest.mark.parametrize("sent", [None, ""])
+def test_the_servers_agent_fills_an_agent_the_model_leaves_out_or_empty(sent):
+    mcp_server = pytest.importorskip("agent_memory.mcp_server")
+    memory = Recorder()
+    server = mcp_server.build(memory, "bot")
+    arguments = {"query": "deploys"} | ({} if sent is None else {"agent_id": sent})
+    asyncio.run(server.call_tool("recall", arguments))
+    assert memory.calls[0][1]["agent_id"] == "bot"

@@ -101,7 +101,10 @@ class Command:
         return self.name.replace("_", "-")
 
     def run(self, memory: Memory, options: Mapping[str, Any]) -> Any:
-        given = {name: value for name, value in options.items() if value is not None}
+        """None leaves an option out (the function's default applies), but a required one's None is its value:
+        set_entity_state's JSON null."""
+        required = {option.name for option in self.options if option.positional and not option.optional}
+        given = {name: value for name, value in options.items() if value is not None or name in required}
         if self.call is not None:
             return self.call(memory, given)
         return getattr(memory, self.name)(**given)

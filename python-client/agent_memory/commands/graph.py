@@ -19,6 +19,7 @@ ENTITY = Option(
     tool_type=str,
 )
 AGENT = Option("agent_id", EVERY_AGENT, tool=AGENT_FILTER)
+WHEN_TRUE = "when it became true (ISO 8601; default: now)"
 K: dict[str, Any] = dict(type=int, tool="how many entities", tool_type=int, tool_default=20, at_least=1, at_most=100)
 
 
@@ -159,7 +160,7 @@ COMMANDS: tuple[Command, ...] = (
                 tool="the value: a string, number, boolean, list or object",
                 tool_type=Any,
             ),
-            moment("valid_from", "when it became true (ISO 8601; default: now)", "when it became true (ISO 8601)"),
+            moment("valid_from", WHEN_TRUE, WHEN_TRUE),
             Option("agent_id", "the agent (default: 'default')"),
             Option(
                 "type",
