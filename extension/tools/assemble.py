@@ -148,6 +148,9 @@ def settings_sql(path: Path) -> str:
                 f"{path.relative_to(ROOT)}: setting {key} needs type, default and description, and may have "
                 f"only {', '.join(sorted(SETTING_FIELDS))}"
             )
+        texts = [name for name in ("type", "description", "set_by", "checked_by") if name in fields]
+        if not all(isinstance(fields[name], str) for name in texts):
+            raise BuildError(f"{path.relative_to(ROOT)}: setting {key}: {', '.join(texts)} must be strings")
         arguments = [
             sql_text(key),
             sql_text(json.dumps(fields["default"], ensure_ascii=False)),

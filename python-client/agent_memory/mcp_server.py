@@ -105,8 +105,6 @@ def _add_tool(server: MCPServer[Any], memory: Memory, command: Command, default_
 
     def call(**given: Any) -> Any:
         try:
-            if tool.check is not None:
-                tool.check(given)
             if tool.agent is not None and not given.get(tool.agent):  # left out, or "" as models send
                 given[tool.agent] = default_agent
             result = command.run(memory, given)

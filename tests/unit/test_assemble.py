@@ -130,6 +130,7 @@ def test_a_settings_file_becomes_one_declaration_per_setting(tmp_path, monkeypat
         ('[a]\ntype = "number"\ndefault = 1\n', "setting a needs type, default and description"),
         ('[a]\ntype = "number"\ndefault = 1\ndescription = "x"\nmaximun = 2\n', "may have only"),
         ('[a]\ntype = "number"\ndefault = 1\ndescription = "x"\nmaximum = "2"\n', "maximum must be a number"),
+        ('[a]\ntype = "number"\ndefault = 1\ndescription = "x"\nchecked_by = 5\n', "must be strings"),
         ("[a\n", "012-settings.toml: "),
     ],
 )

@@ -78,7 +78,6 @@ class Tool:
     answer: Callable[[Any, bool], Any]
     shown_as: Any
     agent: str | None = "agent_id"
-    check: Callable[[dict[str, Any]], None] | None = None
 
 
 @dataclass(frozen=True)

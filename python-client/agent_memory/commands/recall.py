@@ -151,7 +151,6 @@ COMMANDS = (
             "reads",
             answers.recalled,
             answers.Recalled,
-            check=_checked,
         ),
     ),
     Command(
@@ -180,7 +179,6 @@ COMMANDS = (
             "reads",
             answers.explained,
             answers.Explanation,
-            check=_checked,
         ),
     ),
     Command(
