@@ -4,8 +4,9 @@
 One script serves every path: sql/head.sql, then each sql/incremental/NNN-*.sql wrapped so it runs
 once per database (recorded with its sha256 in memory_internal._migration), then every
 sql/idempotent/<subsystem>/NNN-*.sql (create or replace, re-run on each install and upgrade) in the order
-of their numbers, which are unique across the folders, then sql/tail.sql. A subsystem's NNN-settings.toml
-declares its settings: each table becomes a call of memory_internal._declare_setting at its number.
+of their numbers, which are unique across the folders, then sql/tail.sql. A NNN-*.toml file there declares
+a list of like things (settings, a recall signal, comments) as data: declarations.py writes its SQL, which
+stands at its number.
 The same text is written as agent_memory--X.sql and as agent_memory--P--X.sql for each released
 version P in extension/released/, so an upgrade runs exactly what a fresh install runs.
 
@@ -19,12 +20,11 @@ import argparse
 import ast
 import hashlib
 import itertools
-import json
 import re
 import sys
 from pathlib import Path
 
-import tomllib
+from declarations import BuildError, declaration_sql
 
 ROOT = Path(__file__).resolve().parents[2]
 SQL = ROOT / "sql"
@@ -37,10 +37,6 @@ GUARD = '\\echo Use "CREATE EXTENSION agent_memory" to load this file. \\quit'
 LOAD_PYTHON = 'if GD.get("agent_memory_version") is None:\n    plpy.execute("select memory_internal._load_python()")'
 # Releases before 0.3.0 kept the function in schema memory.
 RECORDED = re.compile(r"select memory(?:_internal)?\._apply_migration\(\s*'([^']+)',\s*'([0-9a-f]{64})'")
-
-
-class BuildError(Exception):
-    pass
 
 
 def control_version(control: Path) -> str:
@@ -103,7 +99,7 @@ def migration_call(path: Path, version: str) -> str:
 def idempotent_files(folder: Path) -> list[Path]:
     """sql/idempotent/<subsystem>/NNN-*.sql in the order of their numbers; a number used twice is an error."""
     files = sorted(
-        [*folder.glob("*/[0-9][0-9][0-9]-*.sql"), *folder.glob("*/[0-9][0-9][0-9]-settings.toml")],
+        [*folder.glob("*/[0-9][0-9][0-9]-*.sql"), *folder.glob("*/[0-9][0-9][0-9]-*.toml")],
         key=lambda path: path.name,
     )
     loose = sorted(path.name for path in folder.glob("*.sql"))
@@ -128,50 +124,8 @@ def local_model() -> dict[str, str]:
     return {"@local_model@": found["MODEL_NAME"], "@local_dimensions@": found["DIMENSIONS"]}
 
 
-SETTING_FIELDS = {"type", "default", "description", "allowed", "minimum", "maximum", "set_by", "checked_by"}
-
-
-def sql_text(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
-def settings_sql(path: Path) -> str:
-    """A subsystem's settings file as SQL: one memory_internal._declare_setting call per table."""
-    try:
-        settings = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise BuildError(f"{path.relative_to(ROOT)}: {exc}") from exc
-    calls = []
-    for key, fields in settings.items():
-        if not isinstance(fields, dict) or not {"type", "default", "description"} <= set(fields) <= SETTING_FIELDS:
-            raise BuildError(
-                f"{path.relative_to(ROOT)}: setting {key} needs type, default and description, and may have "
-                f"only {', '.join(sorted(SETTING_FIELDS))}"
-            )
-        texts = [name for name in ("type", "description", "set_by", "checked_by") if name in fields]
-        if not all(isinstance(fields[name], str) for name in texts):
-            raise BuildError(f"{path.relative_to(ROOT)}: setting {key}: {', '.join(texts)} must be strings")
-        arguments = [
-            sql_text(key),
-            sql_text(json.dumps(fields["default"], ensure_ascii=False)),
-            sql_text(fields["type"]),
-            sql_text(fields["description"]),
-        ]
-        for name in ("allowed", "minimum", "maximum", "set_by", "checked_by"):
-            if name not in fields:
-                continue
-            value = fields[name]
-            if name in ("minimum", "maximum") and (isinstance(value, bool) or not isinstance(value, int | float)):
-                raise BuildError(f"{path.relative_to(ROOT)}: setting {key}: {name} must be a number")
-            if name == "allowed":
-                value = sql_text(json.dumps(value, ensure_ascii=False))
-            arguments.append(f"{name} => {value if name in ('minimum', 'maximum', 'allowed') else sql_text(value)}")
-        calls.append(f"select memory_internal._declare_setting({', '.join(arguments)});")
-    return "\n".join(calls)
-
-
 def idempotent_part(path: Path, values: dict[str, str]) -> str:
-    text = settings_sql(path) if path.suffix == ".toml" else path.read_text()
+    text = declaration_sql(path, ROOT) if path.suffix == ".toml" else path.read_text()
     return f"-- {path.relative_to(ROOT)}\n" + substitute(text, values)
 
 

@@ -106,37 +106,3 @@ def test_the_script_declares_each_subsystems_settings_where_its_file_stands():
     toml = script.index("-- sql/idempotent/write/012-settings.toml")
     assert script.index("select memory_internal._declare_setting('embedder', '\"local\"', 'string', ") > toml
     assert "\n# " not in script[toml : script.index("-- sql/idempotent/graph/013-settings.toml")]
-
-
-def test_a_settings_file_becomes_one_declaration_per_setting(tmp_path, monkeypatch):
-    monkeypatch.setattr(assemble, "ROOT", tmp_path)
-    settings = tmp_path / "012-settings.toml"
-    settings.write_text(
-        '[half_life]\ntype = "number"\ndefault = 0.5\nminimum = 1e-06\nset_by = "admin"\n'
-        'description = "It\'s a half-life."\n\n'
-        '[roles]\ntype = "array"\ndefault = ["user"]\nallowed = ["user", "tool"]\ndescription = "Roles."\n'
-    )
-    assert assemble.settings_sql(settings).splitlines() == [
-        "select memory_internal._declare_setting('half_life', '0.5', 'number', 'It''s a half-life.', "
-        "minimum => 1e-06, set_by => 'admin');",
-        "select memory_internal._declare_setting('roles', '[\"user\"]', 'array', 'Roles.', "
-        'allowed => \'["user", "tool"]\');',
-    ]
-
-
-@pytest.mark.parametrize(
-    ("text", "problem"),
-    [
-        ('[a]\ntype = "number"\ndefault = 1\n', "setting a needs type, default and description"),
-        ('[a]\ntype = "number"\ndefault = 1\ndescription = "x"\nmaximun = 2\n', "may have only"),
-        ('[a]\ntype = "number"\ndefault = 1\ndescription = "x"\nmaximum = "2"\n', "maximum must be a number"),
-        ('[a]\ntype = "number"\ndefault = 1\ndescription = "x"\nchecked_by = 5\n', "must be strings"),
-        ("[a\n", "012-settings.toml: "),
-    ],
-)
-def test_a_settings_file_with_a_mistake_names_the_setting_and_the_problem(tmp_path, monkeypatch, text, problem):
-    monkeypatch.setattr(assemble, "ROOT", tmp_path)
-    settings = tmp_path / "012-settings.toml"
-    settings.write_text(text)
-    with pytest.raises(assemble.BuildError, match=problem):
-        assemble.settings_sql(settings)

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import assemble
+import declarations
 
 IDEMPOTENT = Path(__file__).resolve().parents[2] / "sql" / "idempotent"
 SUBSYSTEMS = {"security", "settings", "operations", "write", "graph", "curated", "lifecycle", "recall", "signals"}
@@ -34,18 +35,23 @@ def test_every_file_is_in_a_subsystems_folder_with_a_number_of_its_own():
     assert len(files) == len([*IDEMPOTENT.rglob("*.sql"), *IDEMPOTENT.rglob("*.toml")])
 
 
+def sql_of(path: Path) -> str:
+    """A file's SQL as the build writes it (a declarations file's generated statements)."""
+    return declarations.declaration_sql(path, IDEMPOTENT) if path.suffix == ".toml" else path.read_text()
+
+
 def test_no_file_calls_a_later_one():
     """(A settings file calls nothing: the function that checks a setting's values is called once every file
     has run.)"""
-    files = [path for path in assemble.idempotent_files(IDEMPOTENT) if path.suffix == ".sql"]
+    files = assemble.idempotent_files(IDEMPOTENT)
     defined_in: dict[str, int] = {}
     for position, path in enumerate(files):
-        for name in DEFINED.findall(path.read_text()):
+        for name in DEFINED.findall(sql_of(path)):
             defined_in.setdefault(name.lower(), position)
     later = sorted(
         f"{path.parent.name}/{path.name} uses {name}, of {files[defined_in[name]].relative_to(IDEMPOTENT)}"
         for position, path in enumerate(files)
-        for name in {found.lower() for found in NAMED.findall(code(path.read_text()))}
+        for name in {found.lower() for found in NAMED.findall(code(sql_of(path)))}
         if defined_in.get(name, -1) > position and (path.name, name) not in RECURSION
     )
     assert later == []

@@ -56,12 +56,6 @@ select
 from memory.memories as m
 where m.tenant_id = (select memory.current_tenant());
 
-comment on view memory.memory_items is
-'This tenant''s memories, one row per version: kind, words, key, subjects, tags, importance, confidence, '
-'status, the period it holds (valid_to null: still), when and by whom it was recorded, the version it '
-'supersedes and the one that superseded it, the turn that carries its words, its evidence turns and its '
-'origin (remember: a caller; patterns or llm: proposed by enrichment''s extractor).';
-
 -- Whether a memory held at an instant (null: holds now): its period covers it and it was not retracted.
 create or replace function memory.memory_holds(
     status text, valid_from timestamptz, valid_to timestamptz, as_of timestamptz
@@ -262,19 +256,12 @@ select i.* from memory.memory_items as i
 where i.kind in ('rule', 'preference') and memory.memory_holds(i.status, i.valid_from, i.valid_to, null)
 order by i.kind asc, i.importance desc, i.valid_from desc;
 
-comment on view memory.rules_and_preferences is
-'The rules and preferences that hold now, rules first, most important first.';
-
 create or replace view memory.open_tasks as
 select i.* from memory.memory_items as i
 where i.kind = 'task' and memory.memory_holds(i.status, i.valid_from, i.valid_to, null)
 order by i.importance desc, i.valid_from asc;
 
-comment on view memory.open_tasks is 'Tasks neither resolved nor retracted, most important then oldest first.';
-
 create or replace view memory.recent_decisions as
 select i.* from memory.memory_items as i
 where i.kind = 'decision' and memory.memory_holds(i.status, i.valid_from, i.valid_to, null)
 order by i.valid_from desc;
-
-comment on view memory.recent_decisions is 'The decisions in force, newest first.';

@@ -201,7 +201,3 @@ inner join memory.turns as t on f.tenant_id = t.tenant_id and f.turn_id = t.turn
 inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
 where f.tenant_id = memory.current_tenant()
 group by f.tenant_id, f.turn_id, s.session_id, t.agent_id, t.trust, t.content;
-
-comment on view memory.feedback_summary is
-'Per judged turn of this tenant (verdicts on the turn itself): counted helpful and other (unhelpful, '
-'incorrect, stale) verdicts, the trust it has now, the last verdict.';

@@ -7,19 +7,6 @@
 -- least recently used first among equals). Recall and helpful feedback move items back to hot. Recall
 -- leaves cold items out unless its tiers say otherwise; tier and decayed importance are recall signals.
 
-comment on column memory.sessions.tier is
-'hot, warm or cold: maintenance moves the session down as it goes unused, recall and helpful feedback bring '
-'it back to hot; recall leaves cold sessions out by default (setting recall_tiers).';
-comment on column memory.sessions.tier_since is 'When the session entered its tier.';
-comment on column memory.sessions.used_at is
-'When recall last returned one of its turns or feedback judged it helpful (to the hour; null: never).';
-comment on column memory.memories.tier is
-'hot, warm or cold: maintenance moves the memory down as it goes unused, recall and helpful feedback bring it '
-'back to hot; recall leaves cold memories out by default (setting recall_tiers).';
-comment on column memory.memories.tier_since is 'When the memory entered its tier.';
-comment on column memory.memories.used_at is
-'When recall last returned the memory or feedback judged it helpful (to the hour; null: never).';
-
 -- Importance halved every tier_hot_half_life_days without use down to tier_warm_below, then every
 -- tier_warm_half_life_days down to tier_cold_below, then every tier_cold_half_life_days: one curve, so the
 -- tier it puts an item in depends on how long it has gone unused, not on how often maintenance ran. The
@@ -97,21 +84,6 @@ select
     ) as decayed_importance
 from memory.memories as m
 where m.tenant_id = (select memory.current_tenant());
-
-comment on view memory.tier_items is
-'Every session and curated memory of the tenant with its tier, importance, when it was last used and its '
-'importance decayed since then (settings in force): what maintenance ranks to move items between tiers.';
-comment on column memory.tier_items.item is 'session or memory.';
-comment on column memory.tier_items.agent_id is 'The agent it belongs to (tier capacities are per agent).';
-comment on column memory.tier_items.session_id is 'The session''s id (a session).';
-comment on column memory.tier_items.memory_id is 'The memory''s id (a memory).';
-comment on column memory.tier_items.tier is 'hot, warm or cold.';
-comment on column memory.tier_items.tier_since is 'When it entered its tier.';
-comment on column memory.tier_items.importance is 'A memory''s importance; for a session, session_importance.';
-comment on column memory.tier_items.last_used is 'When it was last written, returned by recall or judged helpful.';
-comment on column memory.tier_items.decayed_importance is
-'importance decayed since last_used (halved every tier_hot_half_life_days down to tier_warm_below, then every '
-'tier_warm_half_life_days down to tier_cold_below, then every tier_cold_half_life_days).';
 
 -- The items tiers and retention rank: each session but an agent's session 'remembered' (whose memories
 -- are items each), of importance session_importance, and each memory, with its tier, status and last use.

@@ -7,37 +7,6 @@
 -- export records, in memory.archives) and removes it in the same transaction. Removal by retention leaves
 -- no tombstone: an archive imported again brings its sessions back.
 
-comment on table memory.retention_policies is
-'Retention policies of each tenant: what memory.maintain() archives and removes (memory.set_retention).';
-comment on column memory.retention_policies.tenant_id is 'The tenant.';
-comment on column memory.retention_policies.policy_id is 'The policy.';
-comment on column memory.retention_policies.data is 'What it covers: sessions or memories (curated).';
-comment on column memory.retention_policies.agent_id is 'The agent whose data it covers (null: every agent).';
-comment on column memory.retention_policies.max_age is
-'Items unused for longer than this go (last written, returned by recall or judged helpful); null: no age limit.';
-comment on column memory.retention_policies.keep_last is
-'The newest this many items (by last use) of each agent that the policy covers are kept; null: no count limit.';
-comment on column memory.retention_policies.tier is 'Only items in this tier (null: any tier).';
-comment on column memory.retention_policies.statuses is 'Memories only: only memories of these statuses (null: any).';
-comment on column memory.retention_policies.created_at is 'When the policy was set.';
-comment on column memory.retention_policies.created_by is 'The role that set it.';
-
-comment on table memory.archives is
-'What retention removed, one row per maintenance run and tenant: the records as gzipped JSON lines '
-'(`agent-memory archive ID` writes the file; `agent-memory import jsonl FILE` reads it back) and counts. '
-'The row stays as the record once its data is dropped (memory.drop_archive).';
-comment on column memory.archives.tenant_id is 'The tenant.';
-comment on column memory.archives.archive_id is 'The archive.';
-comment on column memory.archives.created_at is 'When retention removed what it holds.';
-comment on column memory.archives.created_by is 'The role that ran maintenance.';
-comment on column memory.archives.policies is 'The policies that selected what it holds.';
-comment on column memory.archives.removed is 'How much went: {sessions, turns, chunks, memories, entities}.';
-comment on column memory.archives.records is 'How many export records it holds (the header included).';
-comment on column memory.archives.data is
-'The records of memory.export_tenant''s format as gzipped JSON lines; null once dropped.';
-comment on column memory.archives.sha256 is 'The sha256 of data, kept after it is dropped.';
-comment on column memory.archives.dropped_at is 'When its data was dropped (memory.drop_archive); null: still held.';
-
 -- Export records as the bytes of a gzipped JSON lines file.
 create or replace function memory_internal._gzip_lines(lines text[]) returns bytea
 language plpython3u

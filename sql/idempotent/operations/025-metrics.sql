@@ -2,15 +2,6 @@
 -- gauges read from the tables when asked (the queue, the index, the tiers), per tenant, in the view
 -- memory.metrics. docs/prometheus-queries.yaml has postgres_exporter read it for Prometheus.
 
-comment on table memory.metric_counts is
-'Counters of memory.metrics, per tenant and backend (each backend adds to its own rows; maintenance folds '
-'those of ended backends into backend 0). Read memory.metrics.';
-comment on column memory.metric_counts.tenant_id is 'The tenant.';
-comment on column memory.metric_counts.metric is 'The counter (memory.metric_definitions()).';
-comment on column memory.metric_counts.label is 'The value of its label (a bucket''s bound, a verdict), or ''''.';
-comment on column memory.metric_counts.backend is 'The process id of the backend that counted (0: ended ones).';
-comment on column memory.metric_counts.value is 'How much it counted.';
-
 -- Every metric: its kind, the name of its one label (if any) and what it counts.
 create or replace function memory.metric_definitions()
 returns table (metric text, kind text, label_name text, help text)
@@ -192,18 +183,6 @@ where
     m.tenant_id = (select memory.current_tenant())
     or (select pg_catalog.pg_has_role(session_user, 'memory_admin', 'member'))
 group by m.tenant_id, m.tier;
-
-comment on view memory.metrics is
-'What the tenant''s memory did and holds, one row per metric and label value (every tenant''s for '
-'memory_admin): counters since install (recalls, latency histogram, degraded recalls, commits, turns '
-'committed and indexed, feedback by verdict) and gauges read now (the queue by status and its oldest job''s '
-'age, chunks indexed, sessions and memories by tier). memory.metric_definitions() says what each is; '
-'docs/prometheus-queries.yaml exports them.';
-comment on column memory.metrics.tenant_id is 'The tenant.';
-comment on column memory.metrics.metric is 'The metric (memory.metric_definitions()).';
-comment on column memory.metrics.label is 'The value of its label (le, verdict, status or tier), or ''''.';
-comment on column memory.metrics.value is 'The count (counters: since install) or the reading (gauges).';
-comment on column memory.metrics.kind is 'counter or gauge.';
 
 -- Maintenance: the counters of backends that have ended move to backend 0, so rows do not pile up.
 create or replace function memory_internal._fold_metric_counts() returns bigint

@@ -304,22 +304,3 @@ select
         as last_error
 from memory.jobs as j
 group by j.kind;
-
-comment on view memory.queue_status is
-'The enrichment queue per job kind: queued, running, done, dead (dead-lettered), retrying, the age of the '
-'oldest pending job and the latest error.';
-comment on table memory.jobs is
-'Enrichment jobs (transactional outbox): commit enqueues, memory.work() runs them. Dead jobs keep their error.';
-comment on column memory.jobs.job_id is 'The job.';
-comment on column memory.jobs.tenant_id is 'The tenant whose data the job works on.';
-comment on column memory.jobs.kind is 'enrich (one session) or embed (backfill vectors of a new embedding model).';
-comment on column memory.jobs.session_key is 'The session an enrich job works on.';
-comment on column memory.jobs.status is
-'queued, running (leased to a worker), done, or dead (gave up; see last_error).';
-comment on column memory.jobs.attempts is 'How many times a worker has claimed the job.';
-comment on column memory.jobs.run_after is 'Not claimed before this time (backoff after a failure).';
-comment on column memory.jobs.leased_until is 'A running job whose lease has passed this time may be reclaimed.';
-comment on column memory.jobs.leased_by is 'The worker (backend pid) holding the lease.';
-comment on column memory.jobs.last_error is 'The error of the latest failed attempt.';
-comment on column memory.jobs.created_at is 'When the job was queued.';
-comment on column memory.jobs.finished_at is 'When the job was done or dead-lettered.';

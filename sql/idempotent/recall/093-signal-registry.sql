@@ -228,18 +228,6 @@ comment on function memory.signal_definitions() is
 'Every recall signal in pipeline order: name, stage (fusion or boost), its weight setting and the weight '
 'in force, the default weight, its function and what it measures.';
 
-comment on table memory.signals is
-'The recall signals (read memory.signal_definitions()); add one with memory.define_signal().';
-comment on column memory.signals.name is 'The signal''s name, as in recall''s components; its weight is weight_<name>.';
-comment on column memory.signals.stage is
-'fusion: a list score of chunks, fused with the others; boost: added to a turn''s fused score as weight x value.';
-comment on column memory.signals.function is
-'The function (memory.recall_candidate, jsonb settings) -> double precision that computes the value, as its '
-'signature (regprocedure text; pg_upgrade refuses regprocedure columns).';
-comment on column memory.signals.default_weight is 'The default of the setting weight_<name>.';
-comment on column memory.signals.measures is 'What the signal measures.';
-comment on column memory.signals.builtin is 'Defined by the extension (not dumped; every install defines it).';
-
 comment on type memory.recall_candidate is
 'What a signal function sees of a recall candidate: a chunk (fusion stage) or a turn with its best chunk '
 'and fused score (boost stage); fields a stage does not know are null.';
@@ -372,17 +360,3 @@ comment on function memory.feature_definitions() is
 'Every recall feature (an attribute of memory.recall_candidate that signals read) in pipeline order: name, '
 'stage (chunk, fusion, turn or memory), type, SQL expression (null for the fusion stage, computed by the '
 'pipeline) and what it describes.';
-
-comment on table memory.recall_features is
-'The features recall computes for each candidate (read memory.feature_definitions()); add one with '
-'memory.define_feature().';
-comment on column memory.recall_features.name is 'The feature''s name: its attribute of memory.recall_candidate.';
-comment on column memory.recall_features.stage is
-'chunk: per candidate chunk, before fusion; fusion: computed by fusion over the candidates (built in); turn: per '
-'candidate turn, after fusion; memory: per turn, of the curated memory it carries (null when it carries none '
-'and when its words are scored as a plain turn).';
-comment on column memory.recall_features.type is 'The feature''s SQL type.';
-comment on column memory.recall_features.expression is
-'The SQL expression that computes it at its stage (see memory.define_feature for what it may read).';
-comment on column memory.recall_features.describes is 'What the feature describes.';
-comment on column memory.recall_features.builtin is 'Defined by the extension (not dumped; every install defines it).';

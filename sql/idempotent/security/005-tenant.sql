@@ -102,14 +102,6 @@ comment on function memory.bind_tenant_role(regrole, text) is
 'Binds a role to one tenant (memory_admin): select memory.bind_tenant_role(''acme_app'', ''acme''). The role '
 'also needs the grants of memory_tenant: grant memory_tenant to acme_app.';
 
-comment on table memory.tenant_roles is
-'Roles bound to one tenant; only memory_admin writes it. A session sees the rows of its login and of the role '
-'it took, memory_admin every row.';
-comment on column memory.tenant_roles.role_name is 'The role (a login, or a role taken with set role).';
-comment on column memory.tenant_roles.tenant_id is 'The tenant it reads and writes.';
-comment on column memory.tenant_roles.bound_at is 'When it was bound.';
-comment on column memory.tenant_roles.bound_by is 'Who bound it.';
-
 -- The mapping itself: a session reads the bindings of its login and of the role it took (current_tenant
 -- needs them), memory_admin all of them.
 alter table memory.tenant_roles enable row level security;

@@ -347,18 +347,6 @@ left join (
     order by c.key asc, c.tenant_id desc
 ) as c on s.key = c.key;
 
-comment on view memory.settings is
-'Every setting with the value in force for this session and where it comes from (session, tenant = '
-'memory.config for this tenant, config = memory.config for every tenant, default).';
-comment on table memory.config is
-'Settings changed from their defaults, checked on write against memory.setting_definitions().';
-comment on column memory.config.tenant_id is
-'The tenant the value is for; '''' (the default) for every tenant. A tenant''s row wins over the every-tenant one.';
-comment on column memory.config.key is 'The setting, one of memory.setting_definitions().key.';
-comment on column memory.config.value is 'The value as JSON of the setting''s type.';
-comment on column memory.config.updated_at is 'When the value was last written.';
-comment on column memory.config.updated_by is 'The role that last wrote it.';
-
 -- Every setting in force, as one JSON object (what the Python side reads).
 -- plpgsql, not sql: its plan is kept for the session (a sql function called from plpgsql is planned again
 -- on every call, which cost more than the query itself).

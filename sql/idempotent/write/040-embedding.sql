@@ -39,8 +39,6 @@ comment on function memory.set_secret(text, text, text) is
 '''https://api.openai.com''); without a URL, the origin of the endpoint configured now. It is sent to no '
 'other scheme, host or port, and readable by no role but the owner.';
 
-comment on column memory_internal._secrets.origin is 'The only origin (scheme://host[:port]) the secret is sent to.';
-
 -- The embedding model that settings (as from memory_internal._settings_json()) choose; no row for embedder = none.
 -- The local model is the one whose files the in-database package loads: its name and dimensions are written
 -- there alone (agent_memory_db/embedder.py), and the build puts them here.
