@@ -5,6 +5,7 @@ data, and the SQL that declares it is generated here, at the file's number in th
 
 - NNN-settings.toml: each table one setting (a memory_internal._declare_setting call);
 - NNN-signal-<name>.toml: one recall signal: the features it reads, its one-expression function and its row;
+- NNN-<topic>-features.toml: recall features the pipeline reads or computes, of no one signal;
 - NNN-<topic>-comments.toml: [schema.relation] with `table` or `view` (its comment) and its `columns`.
 
 A mistake in a file is a BuildError naming the file, the entry and the field.
@@ -26,7 +27,7 @@ class BuildError(Exception):
 IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]*")
 SETTING_FIELDS = {"type", "default", "description", "allowed", "minimum", "maximum", "set_by", "checked_by"}
 SIGNAL_FIELDS = ("name", "stage", "default_weight", "value", "measures")
-FEATURE_FIELDS = ("stage", "type", "expression", "describes")
+FEATURE_FIELDS = {"stage", "type", "expression", "describes"}
 SIGNAL_FUNCTION = """create or replace function memory_internal.signal_{name}(c memory.recall_candidate, s jsonb)
 returns double precision
 language sql
@@ -110,6 +111,35 @@ def settings_sql(path: Path, root: Path) -> str:
     return "\n".join(calls)
 
 
+def features_sql(features: object, where: str) -> str:
+    """Recall features, in order (each is an attribute of memory.recall_candidate): one
+    memory_internal._define_feature call each. A fusion-stage feature has no expression (fusion computes it)."""
+    if not isinstance(features, dict):
+        raise BuildError(f"{where}: features must be tables, [features.<name>]")
+    calls = []
+    for name, table in features.items():
+        feature = fields_of(table, ("stage", "type", "describes"), FEATURE_FIELDS, f"{where}: feature {name}")
+        if ("expression" in feature) == (feature["stage"] == "fusion"):
+            raise BuildError(f"{where}: feature {name} needs an expression unless its stage is fusion, which has none")
+        expression = f"$feature${indented(feature['expression'])}$feature$" if "expression" in feature else "null"
+        calls.append(
+            "select memory_internal._define_feature(\n    "
+            + ", ".join(sql_text(value) for value in (name, feature["stage"], feature["type"]))
+            + f",\n    {expression},\n    {sql_text(feature['describes'])},"
+            + "\n    builtin => true\n);"
+        )
+    return "\n\n".join(calls)
+
+
+def features_file_sql(path: Path, root: Path) -> str:
+    """A file of the features the pipeline itself reads or computes, those of no one signal."""
+    where = str(path.relative_to(root))
+    declared = load(path, root)
+    if set(declared) != {"features"}:
+        raise BuildError(f"{where} may have only [features.<name>]")
+    return features_sql(declared["features"], where)
+
+
 def signal_sql(path: Path, root: Path) -> str:
     """A recall signal's file: its features (in order: each is an attribute of memory.recall_candidate), the
     function that computes its value from them, and its row in the registry."""
@@ -120,15 +150,7 @@ def signal_sql(path: Path, root: Path) -> str:
     signal = fields_of(declared.get("signal"), SIGNAL_FIELDS, set(SIGNAL_FIELDS), f"{where}: [signal]")
     if path.stem.split("-", 2)[2].replace("-", "_") != signal["name"] or not IDENTIFIER.fullmatch(signal["name"]):
         raise BuildError(f"{where}: the signal's name must be the file's, NNN-signal-<name>.toml")
-    parts = []
-    for name, table in declared.get("features", {}).items():
-        feature = fields_of(table, FEATURE_FIELDS, set(FEATURE_FIELDS), f"{where}: feature {name}")
-        parts.append(
-            "select memory_internal._define_feature(\n    "
-            + ", ".join(sql_text(value) for value in (name, feature["stage"], feature["type"]))
-            + f",\n    $feature${indented(feature['expression'])}$feature$,\n    {sql_text(feature['describes'])},"
-            + "\n    builtin => true\n);"
-        )
+    parts = [features_sql(declared.get("features", {}), where)] if declared.get("features") else []
     parts.append(SIGNAL_FUNCTION.format(name=signal["name"], value=indented(signal["value"])))
     weight = number(signal["default_weight"], f"{where}: default_weight")
     function = f"memory_internal.signal_{signal['name']}(memory.recall_candidate, jsonb)"
@@ -173,9 +195,11 @@ def declaration_sql(path: Path, root: Path) -> str:
         return settings_sql(path, root)
     if path.name.endswith("-comments.toml"):
         return comments_sql(path, root)
+    if path.name.endswith("-features.toml"):
+        return features_file_sql(path, root)
     if path.name[3:].startswith("-signal-"):
         return signal_sql(path, root)
     raise BuildError(
-        f"{path.relative_to(root)}: a declarations file is NNN-settings, NNN-signal-<name> or "
-        "NNN-<topic>-comments .toml"
+        f"{path.relative_to(root)}: a declarations file is NNN-settings, NNN-signal-<name>, "
+        "NNN-<topic>-features or NNN-<topic>-comments .toml"
     )

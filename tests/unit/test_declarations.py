@@ -58,6 +58,18 @@ def test_a_signal_file_defines_its_features_then_its_function_then_its_row(tmp_p
     assert "'memory_internal.signal_late_reply(memory.recall_candidate, jsonb)', 0.5,\n    '1 for a turn" in sql
 
 
+def test_a_features_file_defines_each_feature_and_a_fusion_feature_has_no_expression(tmp_path):
+    text = '[features.turn_id]\nstage = "chunk"\ntype = "bigint"\nexpression = "c.turn_id"\ndescribes = "Its id."\n\n'
+    text += '[features.fused]\nstage = "fusion"\ntype = "double precision"\ndescribes = "Its fused score."\n'
+    sql = declaration_sql(written(tmp_path, "098-pipeline-features.toml", text), tmp_path)
+    assert sql.split("\n\n") == [
+        "select memory_internal._define_feature(\n    'turn_id', 'chunk', 'bigint',\n    $feature$c.turn_id$feature$,"
+        "\n    'Its id.',\n    builtin => true\n);",
+        "select memory_internal._define_feature(\n    'fused', 'fusion', 'double precision',\n    null,"
+        "\n    'Its fused score.',\n    builtin => true\n);",
+    ]
+
+
 COMMENTS = """
 [memory.sessions]
 table = "One row per session."
@@ -94,6 +106,13 @@ def test_a_comments_file_comments_each_relation_then_its_columns(tmp_path):
         ("130-signal-late-reply.toml", SIGNAL.replace('measures = "', 'measure = "'), r"\[signal\] needs name"),
         ("130-signal-late-reply.toml", SIGNAL.replace('describes = "', 'about = "'), "feature reply_delay needs"),
         ("130-signal-late-reply.toml", SIGNAL + "[weights]\n", r"may have only \[signal\]"),
+        ("130-signal-late-reply.toml", SIGNAL.replace("expression = '", "# '"), "reply_delay needs an expression"),
+        (
+            "098-pipeline-features.toml",
+            '[features.f]\nstage = "fusion"\ntype = "int"\nexpression = "1"\ndescribes = "x"\n',
+            "unless its stage is fusion",
+        ),
+        ("098-pipeline-features.toml", "[signal]\n", r"may have only \[features.<name>\]"),
         ("067-write-comments.toml", '[memory.sessions]\ntable = "a"\nview = "b"\n', "under table or view"),
         ("067-write-comments.toml", '[memory.sessions]\ntabel = "a"\n', "memory.sessions needs its comment"),
         ("067-write-comments.toml", '[memory.Sessions]\ntable = "a"\n', "each name in lower case"),
