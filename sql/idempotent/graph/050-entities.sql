@@ -167,20 +167,9 @@ $$;
 comment on function memory_internal._mentions_changed() is
 'Internal: trigger that keeps the co-occurrence edges (memory.entity_edges) current from the mentions.';
 
-drop trigger if exists entity_mentions_counted_insert on memory.entity_mentions;
-create trigger entity_mentions_counted_insert after insert on memory.entity_mentions
-referencing new table as new_mentions
-for each statement execute function memory_internal._mentions_changed();
-
-drop trigger if exists entity_mentions_counted_update on memory.entity_mentions;
-create trigger entity_mentions_counted_update after update on memory.entity_mentions
-referencing old table as old_mentions new table as new_mentions
-for each statement execute function memory_internal._mentions_changed();
-
-drop trigger if exists entity_mentions_counted_delete on memory.entity_mentions;
-create trigger entity_mentions_counted_delete after delete on memory.entity_mentions
-referencing old table as old_mentions
-for each statement execute function memory_internal._mentions_changed();
+select memory_internal._create_change_triggers(
+    'memory.entity_mentions', 'mentions', 'memory_internal._mentions_changed()'
+);
 
 -- The entities each turn of a session mentions, found by the deterministic extractor in what is indexed
 -- of the turn (its words and tool calls) and its speaker, or (named: the llm extractor's answer for the

@@ -66,20 +66,7 @@ $$;
 
 comment on function memory_internal._chunks_changed() is 'Internal: trigger that keeps the BM25 statistics current.';
 
-drop trigger if exists chunks_counted_insert on memory.chunks;
-create trigger chunks_counted_insert after insert on memory.chunks
-referencing new table as new_chunks
-for each statement execute function memory_internal._chunks_changed();
-
-drop trigger if exists chunks_counted_update on memory.chunks;
-create trigger chunks_counted_update after update on memory.chunks
-referencing old table as old_chunks new table as new_chunks
-for each statement execute function memory_internal._chunks_changed();
-
-drop trigger if exists chunks_counted_delete on memory.chunks;
-create trigger chunks_counted_delete after delete on memory.chunks
-referencing old table as old_chunks
-for each statement execute function memory_internal._chunks_changed();
+select memory_internal._create_change_triggers('memory.chunks', 'chunks', 'memory_internal._chunks_changed()');
 
 create or replace function memory_internal._turns_added() returns trigger
 language plpgsql
