@@ -4,9 +4,10 @@ Memory result. show_agent: the answer covers every agent, so each item names its
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from typing_extensions import NotRequired, TypedDict  # pydantic reads these below Python 3.12
 
@@ -15,6 +16,8 @@ from agent_memory.commands import when
 from agent_memory.formatting import ranks, signals
 
 EXPLAIN_CONTENT_CHARS = 200
+Found = TypeVar("Found")
+Shown = TypeVar("Shown")
 # memory.remember's session: its summary only strings remembered facts together, so recall leaves it out.
 REMEMBERED = "remembered"
 
@@ -209,10 +212,6 @@ def _entity(entity: results.Entity, show_agent: bool) -> Entity:
     return shown
 
 
-def entities(found: list[results.Entity], show_agent: bool) -> dict[str, list[Entity]]:
-    return {"entities": [_entity(entity, show_agent) for entity in found]}
-
-
 def _neighbor(neighbor: results.Neighbor, show_agent: bool) -> Neighbor:
     shown: Neighbor = {
         "name": neighbor.name,
@@ -227,10 +226,6 @@ def _neighbor(neighbor: results.Neighbor, show_agent: bool) -> Neighbor:
     return shown
 
 
-def neighbors(found: list[results.Neighbor], show_agent: bool) -> dict[str, list[Neighbor]]:
-    return {"neighbors": [_neighbor(neighbor, show_agent) for neighbor in found]}
-
-
 def _state(state: results.EntityState, show_agent: bool) -> State:
     shown: State = {"attribute": state.attribute, "value": state.value, "valid_from": when(state.valid_from)}
     if state.valid_to is not None:
@@ -238,10 +233,6 @@ def _state(state: results.EntityState, show_agent: bool) -> State:
     if show_agent:
         shown["agent_id"] = state.agent_id
     return shown
-
-
-def states(found: list[results.EntityState], show_agent: bool) -> dict[str, list[State]]:
-    return {"states": [_state(state, show_agent) for state in found]}
 
 
 def recorded(result: results.StateRecorded, show_agent: bool) -> Recorded:
@@ -266,8 +257,19 @@ def memory(item: results.MemoryItem, show_agent: bool = False) -> MemoryShown:
     return shown
 
 
-def memories(found: list[results.MemoryItem], show_agent: bool) -> dict[str, list[MemoryShown]]:
-    return {"memories": [memory(item) for item in found]}
+def listed(key: str, shown: Callable[[Found, bool], Shown]) -> Callable[[list[Found], bool], dict[str, list[Shown]]]:
+    """The answer of a call that returns a list: {key: [each item as shown]}."""
+
+    def answer(found: list[Found], show_agent: bool) -> dict[str, list[Shown]]:
+        return {key: [shown(item, show_agent) for item in found]}
+
+    return answer
+
+
+entities = listed("entities", _entity)
+neighbors = listed("neighbors", _neighbor)
+states = listed("states", _state)
+memories = listed("memories", memory)
 
 
 def remembered(kept: results.Remembered, show_agent: bool) -> dict[str, int | str]:
