@@ -1,18 +1,20 @@
 from agent_memory_db.entities.llm import parse_llm_entities
 from agent_memory_db.mentions import llm_request, passed_entities, session_mentions, transcript
 
+# A user who names herself, and the assistant's reply with a tool call.
+TURNS = [
+    {"turn_id": 1, "role": "user", "name": "Maria", "content": "Move billing from MySQL to Postgres."},
+    {
+        "turn_id": 2,
+        "role": "assistant",
+        "content": "Checking the schema.",
+        "tool_calls": [{"name": "Read", "input": {"file_path": "src/billing/models.py"}}],
+    },
+]
+
 
 def test_each_turn_mentions_what_it_says_its_tool_calls_and_its_speaker():
-    turns = [
-        {"turn_id": 1, "role": "user", "name": "Maria", "content": "Move billing from MySQL to Postgres."},
-        {
-            "turn_id": 2,
-            "role": "assistant",
-            "content": "Checking the schema.",
-            "tool_calls": [{"name": "Read", "input": {"file_path": "src/billing/models.py"}}],
-        },
-    ]
-    rows = session_mentions(turns, {})
+    rows = session_mentions(TURNS, {})
     keys = {(turn, key) for turn, _, key, _, _ in rows}
     assert {(1, "maria"), (1, "mysql"), (1, "postgresql"), (2, "src/billing/models.py")} <= keys
 
@@ -59,15 +61,9 @@ def test_with_the_llms_entities_a_turn_mentions_them_where_their_names_appear():
 
 
 def test_the_llm_reads_each_turn_with_its_speaker_and_tool_calls():
-    turns = [
-        {"turn_id": 1, "role": "user", "name": "Maria", "content": "Read the models."},
-        {
-            "turn_id": 2,
-            "role": "assistant",
-            "content": "Reading.",
-            "tool_calls": [{"name": "Read", "input": {"p": "a.py"}}],
-        },
+    assert transcript(TURNS).split("\n\n") == [
+        "Maria: Move billing from MySQL to Postgres.",
+        "assistant: Checking the schema.\nRead file_path: src/billing/models.py",
     ]
-    assert transcript(turns).split("\n\n") == ["Maria: Read the models.", "assistant: Reading.\nRead p: a.py"]
-    request = llm_request(turns)
-    assert [m["role"] for m in request] == ["system", "user"] and request[1]["content"] == transcript(turns)
+    request = llm_request(TURNS)
+    assert [m["role"] for m in request] == ["system", "user"] and request[1]["content"] == transcript(TURNS)
