@@ -4,37 +4,67 @@
 -- the tables and inside the API's functions alike: they run as memory_owner, whom it holds too, and it
 -- reads the session's login and role, not current_user. The functions filter by tenant as well. A policy
 -- calls nothing internal (a tenant role reading a table evaluates it); the subselects make each check run
--- once per statement, not once per row.
-do $rls$
+-- once per statement, not once per row. Citus refuses subqueries in the policies of the tables it
+-- distributes (memory_internal._distribute()): there the same checks are plain calls, made once per row.
+
+-- Whether Citus distributes the table or replicates it to every node (false without Citus).
+create or replace function memory_internal._citus_table(relation regclass) returns boolean
+language plpgsql
+stable
+as $$
+declare
+    v_citus boolean := false;
+begin
+    if to_regclass('pg_catalog.pg_dist_partition') is not null then
+        execute 'select exists (select from pg_catalog.pg_dist_partition where logicalrelid = $1)'
+            into v_citus using relation;
+    end if;
+    return v_citus;
+end
+$$;
+
+comment on function memory_internal._citus_table(regclass) is
+'Internal: whether Citus distributes or replicates the table (false where Citus is not installed).';
+
+-- (Re)creates the tenant policies: with subselects, or as plain calls on Citus's tables and when plain says so
+-- (memory_internal._distribute(), before it hands the tables to Citus).
+create or replace function memory_internal._create_tenant_policies(plain boolean default false) returns void
+language plpgsql
+as $$
 declare
     v_table regclass;
+    v_check text;
+    v_admin text;
 begin
     for v_table in
         select c.oid::regclass
         from pg_catalog.pg_class as c
         inner join pg_catalog.pg_attribute as a on a.attrelid = c.oid and a.attname = 'tenant_id' and not a.attisdropped
         where c.relnamespace = 'memory'::regnamespace and c.relkind in ('r', 'p')
-            and c.oid not in ('memory.tenant_roles'::regclass, 'memory.config'::regclass)
+            and c.oid <> 'memory.tenant_roles'::regclass
     loop
+        v_check := 'memory.current_tenant()';
+        v_admin := 'pg_catalog.pg_has_role(session_user, ''memory_admin'', ''member'')';
+        if not (plain or memory_internal._citus_table(v_table)) then
+            v_check := format('(select %s)', v_check);
+            v_admin := format('(select %s)', v_admin);
+        end if;
+        -- Settings: a role reads the rows for every tenant and its own tenant's; memory_admin writes them all.
+        v_check := case when v_table = 'memory.config'::regclass then format('tenant_id in (%L, %s)', '', v_check)
+                        else format('tenant_id = %s', v_check) end;
         execute format('alter table %s enable row level security', v_table);
         execute format('alter table %s force row level security', v_table);
         execute format('drop policy if exists tenant_isolation on %s', v_table);
-        execute format(
-            'create policy tenant_isolation on %s '
-            'using (tenant_id = (select memory.current_tenant()) '
-            'or (select pg_catalog.pg_has_role(session_user, ''memory_admin'', ''member'')))',
-            v_table
-        );
+        execute format('drop policy if exists tenant_settings on %s', v_table);
+        execute format('create policy %I on %s using (%s or %s)',
+                       case when v_table = 'memory.config'::regclass then 'tenant_settings' else 'tenant_isolation' end,
+                       v_table, v_check, v_admin);
     end loop;
 end
-$rls$;
+$$;
 
--- Settings: a role reads the rows for every tenant and its own tenant's; memory_admin writes them all.
-alter table memory.config enable row level security;
-alter table memory.config force row level security;
-drop policy if exists tenant_settings on memory.config;
-create policy tenant_settings on memory.config
-using (
-    tenant_id in ('', (select memory.current_tenant()))
-    or (select pg_catalog.pg_has_role(session_user, 'memory_admin', 'member'))
-);
+comment on function memory_internal._create_tenant_policies(boolean) is
+'Internal: (re)creates the row-level security policy of every tenant-keyed table (subselects, or plain calls '
+'on the tables Citus holds).';
+
+select memory_internal._create_tenant_policies();
