@@ -14,7 +14,7 @@ ifeq ($(SUDO),)
 endif
 export AGENT_MEMORY_HOME ?= $(CURDIR)/.agent-memory
 
-.PHONY: demo test soak provision build install db-start db-stop lint schema client bench-locomo bench-beam bench-recall bench-ingest release clean
+.PHONY: demo test test-citus soak provision build install db-start db-stop lint schema client bench-locomo bench-beam bench-recall bench-ingest release clean
 
 ## demo: start the local server, install the extension, show what the product does
 demo: provision db-start
@@ -24,6 +24,12 @@ demo: provision db-start
 ## test: lint, then every test against the real server
 test: provision db-start lint
 	$(VENV)/bin/pytest
+
+## test-citus: the Citus suite on a coordinator and two workers (builds Citus 12.1.12 from
+## ../shared/vendor once; CITUS_TARBALL names another copy of its source)
+test-citus: provision install
+	@$(SUDO) bash extension/tools/citus.sh
+	$(VENV)/bin/pytest tests/citus
 
 ## soak: the concurrency and property-based suites at length (2,000 rounds, 10x the cases of make test)
 soak: provision db-start

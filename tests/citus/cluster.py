@@ -1,0 +1,69 @@
+"""A Citus cluster of three nodes on this machine: a coordinator and two workers, each a local server of the
+project's kind (agent_memory.localdb) with Citus preloaded, the nodes talking over their Unix sockets.
+
+`make test-citus` builds Citus (extension/tools/citus.sh), then runs these tests. The nodes live under
+$AGENT_MEMORY_HOME/citus/ on ports from $AGENT_MEMORY_CITUS_PORT (55440, 55441, 55442); they are made once,
+started for a run and stopped after it when the run started them. Each run makes the database afresh on every
+node, creates the extension on the coordinator (Citus creates it on the workers) and distributes it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+from agent_memory.localdb import LocalServer
+
+ROOT = Path(__file__).resolve().parents[2]
+HOME = Path(os.environ.get("AGENT_MEMORY_HOME", ROOT / ".agent-memory")).resolve() / "citus"
+PORT = int(os.environ.get("AGENT_MEMORY_CITUS_PORT", "55440"))
+DATABASE = "am_citus"
+# Citus first among the preloaded libraries; a smaller cache than the single server's, three nodes sharing
+# the machine.
+CITUS_SETTINGS = {"shared_preload_libraries": "'citus,pg_cron'", "shared_buffers": "'256MB'", "max_connections": "100"}
+
+
+@dataclass(frozen=True)
+class CitusNode(LocalServer):
+    def _configure(self, extra: Mapping[str, str] | None = None) -> None:
+        super()._configure({**(extra or {}), **CITUS_SETTINGS})
+
+    def connect(self, user: str = "postgres", dbname: str = DATABASE) -> psycopg.Connection:
+        return psycopg.connect(host=str(self.socket_dir), port=self.port, user=user, dbname=dbname, autocommit=True)
+
+
+NODES = [CitusNode(HOME / name, PORT + number) for number, name in enumerate(("coordinator", "worker-1", "worker-2"))]
+COORDINATOR, WORKERS = NODES[0], NODES[1:]
+
+
+def fresh_database(node: CitusNode) -> None:
+    with node.connect(dbname="postgres") as conn:
+        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(DATABASE)))
+        conn.execute(sql.SQL("create database {}").format(sql.Identifier(DATABASE)))
+    with node.connect() as conn:
+        conn.execute("create extension citus")
+
+
+def worker_of(conn: psycopg.Connection, table: str, tenant: str) -> int:
+    """The port of the worker that holds a tenant's shard of a table."""
+    row = conn.execute(
+        "select n.nodeport from pg_dist_placement as p "
+        "inner join pg_dist_node as n on n.groupid = p.groupid "
+        "where p.shardid = get_shard_id_for_distribution_column(%s, %s::text)",
+        (table, tenant),
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def session(conn: psycopg.Connection, tenant: str, session_id: str) -> None:
+    """Stores a session of a tenant, as the superuser (who writes the tables directly)."""
+    conn.execute(
+        "insert into memory.sessions (tenant_id, agent_id, session_id, started_at) values (%s, 'default', %s, now())",
+        (tenant, session_id),
+    )
