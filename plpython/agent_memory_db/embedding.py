@@ -32,6 +32,22 @@ def model_of(settings: dict) -> Model | None:
     return None
 
 
+def settings_for(settings: dict, model: Model) -> dict:
+    """The settings under which a registered model embeds: those given, with the model's provider and name (an
+    earlier model of the same endpoint, or the local one). A client's model has no vectors to make here."""
+    if model.provider == "local":
+        if model.name != local.MODEL_NAME:
+            raise ValueError(f"local model {model.name} is not the one installed ({local.MODEL_NAME})")
+        return settings | {"embedder": "local"}
+    if model.provider == "openai":
+        return settings | {
+            "embedder": "openai",
+            "openai_embedding_model": model.name,
+            "openai_embedding_dimensions": model.dimensions,
+        }
+    raise ValueError(f"model {model.name} takes its vectors from the client, which the database cannot make")
+
+
 def endpoint(settings: dict, api_key: str | None) -> openai_compat.Endpoint:
     return openai_compat.Endpoint(
         base_url=settings["openai_base_url"],

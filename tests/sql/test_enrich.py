@@ -222,5 +222,19 @@ def test_a_new_model_is_built_in_the_background_and_recall_switches_when_complet
         "building"
     )
     assert db.execute("select memory.recall_model()").fetchone()[0] == "all-MiniLM-L6-v2"
+    # Meanwhile recall reads the old model's vectors, the query embedded with that model (not the endpoint).
+    embedded = len(http_stub.requests)
+    hit = recalled(db, "which database for the auth service?")
+    assert hit[0] == CHAT[0]["content"] and hit[1]["model"] == "all-MiniLM-L6-v2" and hit[1]["degraded"] == []
+    assert float(hit[1]["signals"]["dense"]["value"]) > 0.3 and len(http_stub.requests) == embedded
     assert db.execute("select memory.reembed(100)").fetchone()[0] == 4
     assert db.execute("select memory.recall_model()").fetchone()[0] == "stub-embed"
+    # Then the new model's, in one step: its vectors, the query embedded by the endpoint.
+    hit = recalled(db, "which database for the auth service?")
+    assert hit[1]["model"] == "stub-embed" and hit[1]["degraded"] == [] and hit[1]["signals"]["dense"]["value"]
+    assert http_stub.requests[-1][0] == "/v1/embeddings"
+
+
+def recalled(db, query):
+    """The first hit's content and components."""
+    return db.execute("select content, components from memory.recall(%s, k => 1)", (query,)).fetchone()

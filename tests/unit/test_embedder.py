@@ -113,3 +113,23 @@ def test_the_settings_choose_the_model_the_package_maps_them_to():
     assert embedding.model_of(settings | {"embedder": "openai"}) == embedding.Model("openai", "m", 1536)
     assert embedding.model_of(settings | {"embedder": "client"}) == embedding.Model("client", "client", 12)
     assert embedding.model_of(settings | {"embedder": "none"}) is None
+
+
+def test_a_registered_model_embeds_under_the_settings_with_its_provider_and_name():
+    settings = {"embedder": "openai", "openai_embedding_model": "new", "openai_embedding_dimensions": 3072}
+    older = embedding.Model("openai", "text-embedding-3-small", 1536)
+    assert embedding.model_of(embedding.settings_for(settings, older)) == older
+    local = embedding.Model("local", embedder.MODEL_NAME, 384)
+    assert embedding.model_of(embedding.settings_for(settings, local)) == local
+
+
+@pytest.mark.parametrize(
+    ("model", "problem"),
+    [
+        (embedding.Model("local", "another-local-model", 384), "is not the one installed"),
+        (embedding.Model("client", "client", 12), "takes its vectors from the client"),
+    ],
+)
+def test_a_model_the_database_cannot_embed_with_says_why(model, problem):
+    with pytest.raises(ValueError, match=problem):
+        embedding.settings_for({"embedder": "local"}, model)

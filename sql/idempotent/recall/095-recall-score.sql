@@ -469,14 +469,13 @@ begin
         v_degraded := v_degraded || 'no embedder configured: full-text only'::text;
     elsif v_recall_model is null then
         v_degraded := v_degraded || 'no embeddings yet: full-text only'::text;
-    elsif v_vector is null and v_model.provider = 'client' then
+    elsif v_vector is null and v_recall_model = 'client' then
         v_degraded := v_degraded || 'client embedder and no query_vector: full-text only'::text;
-    elsif v_vector is null and v_recall_model <> v_model.model then
-        v_degraded := v_degraded || format('model %s is still building and %s cannot embed queries: full-text only',
-                                           v_model.model, v_recall_model);
     elsif v_vector is null then
+        -- While a new model is built, the query is embedded with the model whose vectors recall reads.
         begin
-            v_vector := (memory_internal._embed_texts(array[v_q.search_text], v_cfg))[1];
+            v_vector := (memory_internal._embed_texts(array[v_q.search_text], v_cfg,
+                                                      nullif(v_recall_model, v_model.model)))[1];
         exception when others then
             v_degraded := v_degraded || ('query embedding failed: ' || sqlerrm || ': full-text only');
         end;

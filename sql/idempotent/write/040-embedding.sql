@@ -92,7 +92,11 @@ comment on function memory_internal._server_log(text) is
 -- Runs as the owner so the endpoint's key can be read; it returns only vectors. The key goes only to the
 -- origin it was stored for, and which endpoint and model are used is the administrator's choice (settings
 -- set_by admin: a session's value of one counts only for memory_admin, see memory_internal._check_set_by).
-create or replace function memory_internal._embed_texts(texts text[], settings jsonb) returns vector[]
+-- registered: a registered model other than the one the settings choose (recall's, while a new one is built),
+-- whose provider and name replace theirs; the endpoint and its key stay the settings'.
+drop function if exists memory_internal._embed_texts(text[], jsonb);
+create or replace function memory_internal._embed_texts(texts text[], settings jsonb, registered text default null)
+returns vector[]
 language plpython3u
 as $$
 @load_python@
@@ -105,6 +109,12 @@ try:
         rows = plpy.execute("select value, origin from memory_internal._secrets where name = 'openai_api_key'")
         stored = (rows[0]["value"], rows[0]["origin"]) if rows else None
         key = secrets.key_for("openai_api_key", config["openai_base_url"], stored)
+    if registered is not None:
+        rows = plpy.execute(plpy.prepare("select provider, dimensions from memory.embedding_models where model = $1",
+                                         ["text"]), [registered])
+        if not rows:
+            raise ValueError("no embedding model %s is registered" % registered)
+        config = embedding.settings_for(config, embedding.Model(rows[0]["provider"], registered, rows[0]["dimensions"]))
     # Vectors kept ahead (memory_internal._keep_vectors_ahead) are handed out to their tenant and model only.
     model = embedding.model_of(config)
     owner = None
@@ -121,9 +131,9 @@ except Exception as exc:
     plpy.error("agent_memory: embedding failed: %s" % exc)
 $$;
 
-comment on function memory_internal._embed_texts(text[], jsonb) is
-'Internal: embeds texts with the embedder the given settings choose (those kept ahead for this tenant and '
-'model by memory_internal._keep_vectors_ahead are not embedded again).';
+comment on function memory_internal._embed_texts(text[], jsonb, text) is
+'Internal: embeds texts with the embedder the given settings choose, or with the registered model given '
+'(those kept ahead for this tenant and model by memory_internal._keep_vectors_ahead are not embedded again).';
 
 -- Keeps vectors made ahead of the enrichment jobs that will ask for them (memory.work embeds the chunks
 -- of several sessions in one call: the model runs batches sorted across them), for this tenant and one
