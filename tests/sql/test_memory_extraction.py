@@ -210,3 +210,18 @@ def test_a_merged_proposal_is_not_proposed_again(db):
         "ops",
     )
     assert db.execute("select count(*) from memory.memory_merges").fetchone()[0] == merged
+
+
+def test_a_memory_holds_from_when_its_turn_was_said_and_is_recorded_when_extracted(db):
+    said = "2026-09-29T10:00:00+00:00"
+    commit(db, [{"role": "user", "content": "We decided to ship the beta on Friday.", "created_at": said}])
+    rows = db.execute(
+        "select valid_from = %s::timestamptz, recorded_at > now() - interval '1 hour' from memory.memory_items",
+        (said,),
+    ).fetchall()
+    assert rows == [(True, True)]
+    # As of the day before it was said, nothing held; the day after, it did.
+    held = "select count(*) from memory.list_memories(as_of => %s::timestamptz)"
+    assert db.execute(held, ("2026-09-28T10:00:00+00:00",)).fetchone() == (0,)
+    assert db.execute(held, ("2026-09-30T10:00:00+00:00",)).fetchone() == (1,)
+

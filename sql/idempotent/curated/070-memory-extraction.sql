@@ -28,9 +28,9 @@ comment on function memory_internal._propose_memories(jsonb, text) is
 'Internal: the memories a session''s user turns state (kind, words, evidence turn), by the patterns or '
 'from the llm extractor''s answer (an item that names no user turn or misquotes it is left out with a notice).';
 
--- A session's proposals remembered as the session's agent. A claim already held (or paraphrased) gains the
--- turn as evidence; what was proposed from a turn once, kept or merged, is not proposed again (a retracted
--- proposal stays retracted).
+-- A session's proposals remembered as the session's agent, each holding from when its turn was said (recorded
+-- now, when extracted). A claim already held (or paraphrased) gains the turn as evidence; what was proposed
+-- from a turn once, kept or merged, is not proposed again (a retracted proposal stays retracted).
 create or replace function memory_internal._extract_memories(
     tenant text, session bigint, turns jsonb, settings jsonb, answer text
 ) returns void
@@ -47,8 +47,9 @@ begin
             memory.current_tenant();
     end if;
     for v_proposal in
-        select p.turn_id, p.kind, p.content
+        select p.turn_id, p.kind, p.content, t.created_at as said_at
         from memory_internal._propose_memories(turns, answer) as p
+        inner join memory.turns as t on t.tenant_id = tenant and t.turn_id = p.turn_id
         where not exists (
             select from memory.memory_evidence as e
             inner join memory.memories as m on e.tenant_id = m.tenant_id and e.memory_id = m.memory_id
@@ -76,7 +77,7 @@ begin
         -- A new claim, or a paraphrase of one held: remember stores the turn as its evidence.
         select r.* into v_memory
         from memory.remember(v_proposal.content, v_proposal.kind, agent_id => v_agent, enrich => 'queue',
-                             evidence => array[v_proposal.turn_id],
+                             evidence => array[v_proposal.turn_id], valid_from => v_proposal.said_at,
                              status => settings ->> 'extracted_memory_status') as r;
         if v_memory.outcome = 'created' then
             update memory.memories as m set origin = settings ->> 'memory_extractor'
@@ -87,5 +88,5 @@ end
 $$;
 
 comment on function memory_internal._extract_memories(text, bigint, jsonb, jsonb, text) is
-'Internal: remembers the memories a session''s users state (origin patterns or llm, status from '
-'extracted_memory_status); a claim already held gains the turn as evidence.';
+'Internal: remembers the memories a session''s users state, each from when it was said (origin patterns or '
+'llm, status from extracted_memory_status); a claim already held gains the turn as evidence.';
