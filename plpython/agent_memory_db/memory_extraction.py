@@ -137,11 +137,21 @@ VACANT = frozenset(
 )
 
 
+# Words that point at what was said elsewhere: a claim that leans on one ("never run migrations by hand
+# there") means nothing alone, so it waits for review. ("that" is left out: it joins clauses far more often.)
+POINTING = re.compile(r"\b(?:there|it|they|them|this|these|those)\b", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Proposal:
     turn_id: int
     kind: str
     content: str
+
+    @property
+    def context_bound(self) -> bool:
+        """Whether the claim points at something only its context names."""
+        return POINTING.search(self.content) is not None
 
 
 def _clauses(sentence: str) -> list[tuple[int, int]]:

@@ -225,3 +225,15 @@ def test_a_memory_holds_from_when_its_turn_was_said_and_is_recorded_when_extract
     assert db.execute(held, ("2026-09-28T10:00:00+00:00",)).fetchone() == (0,)
     assert db.execute(held, ("2026-09-30T10:00:00+00:00",)).fetchone() == (1,)
 
+
+def test_a_claim_that_points_at_what_only_its_context_names_waits_for_review(db):
+    commit(
+        db,
+        [
+            {"role": "user", "content": "The staging database lives on the old cluster."},
+            {"role": "user", "content": "Please never run migrations by hand there. Never push straight to main."},
+        ],
+    )
+    statuses = dict(db.execute("select content, status from memory.memory_items").fetchall())
+    assert statuses["Please never run migrations by hand there."] == "pending"
+    assert statuses["Never push straight to main."] == "active"

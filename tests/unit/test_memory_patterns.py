@@ -187,3 +187,18 @@ def test_a_wrong_llm_item_is_left_out_and_named(item: object, problem: str) -> N
 def test_an_llm_answer_of_another_shape_is_an_error(answer: str) -> None:
     with pytest.raises(ValueError, match="LLM memories answer"):
         parse_llm_memories(answer, said("We decided on Rust."))
+
+
+@pytest.mark.parametrize(
+    ("text", "bound"),
+    [
+        ("Please never run migrations by hand there.", True),
+        ("We decided to keep it.", True),
+        ("From now on, always cite them.", True),
+        ("Never push straight to main.", False),
+        ("We decided that releases are weekly.", False),
+    ],
+)
+def test_a_claim_that_points_at_what_only_its_context_names_is_bound_to_it(text, bound):
+    (proposal,) = propose(said(text))
+    assert proposal.context_bound is bound
