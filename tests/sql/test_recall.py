@@ -329,3 +329,57 @@ def test_the_scoring_statement_is_prepared_once_per_session_and_again_after_deal
     assert memory.execute(prepared).fetchone()[0] == 1
     memory.execute("deallocate all")
     assert recall(memory, "Lisbon flights", k=3) == first
+
+
+def signal_values(hits, name):
+    return [(h["content"], h["components"]["signals"][name]["value"]) for h in hits]
+
+
+def test_recency_is_opt_in_and_with_a_weight_lifts_the_newer_sessions(memory):
+    # The sessions are of January, March and May 2024: at a half-life of a year their turns' values are
+    # 0.5 ^ (age / 365), newer higher, and a weight lifts May's turns past others that match as well.
+    query = "What did Maria say?"
+    unweighted = recall(memory, query, k=10)
+    assert all(contribution(h["components"], "recency") == 0 for h in unweighted)
+    hits = recall(memory, query, k=10, weights=Jsonb({"weight_recency": 100, "recency_half_life_days": 365}))
+    now = memory.execute("select now()").fetchone()[0]
+    for hit in hits:
+        days = (now - hit["created_at"]).total_seconds() / 86400
+        assert math.isclose(hit["components"]["signals"]["recency"]["value"], 0.5 ** (days / 365), rel_tol=1e-3)
+    by_date = sorted(hits, key=lambda h: h["created_at"])
+    assert [contribution(h["components"], "recency") for h in by_date] == sorted(
+        contribution(h["components"], "recency") for h in hits
+    )
+
+    def first_of(ranked, session):
+        return [h["session_id"] for h in ranked].index(session)
+
+    assert first_of(hits, "trip") < first_of(unweighted, "trip")
+    assert first_of(hits, "pets") > first_of(unweighted, "pets")
+
+
+def test_access_lifts_what_recall_returned_before_only_with_its_weight(memory):
+    counted = Jsonb({"recall_count_access": True})
+    (first,) = recall(memory, "the billing service crashed", k=1, weights=counted)
+    for _ in range(2):
+        recall(memory, "the billing service crashed", k=1, weights=counted)
+    hits = recall(memory, "billing alert", k=10, weights=Jsonb({"weight_access": 1}))
+    lifted = {h["turn_id"]: contribution(h["components"], "access") for h in hits}
+    assert math.isclose(lifted[first["turn_id"]], math.log(1 + 3), rel_tol=1e-6)
+    assert all(value == 0 for turn, value in lifted.items() if turn != first["turn_id"])
+    assert all(contribution(h["components"], "access") == 0 for h in recall(memory, "billing alert", k=10))
+
+
+def test_decayed_importance_lifts_the_more_important_of_two_memories_only_with_its_weight(memory):
+    for content, importance in (("The on-call phone is the red one.", 0.1), ("The on-call rota is on the wiki.", 1)):
+        memory.execute(
+            "select memory.remember(%s, 'fact', agent_id => 'bot', importance => %s, enrich => 'now')",
+            (content, importance),
+        )
+    weights = Jsonb({"weight_decayed_importance": 5, "weight_importance": 0})
+    hits = [h for h in recall(memory, "on-call", k=10, weights=weights) if h["kind"] == "fact"]
+    assert [h["content"] for h in hits][:1] == ["The on-call rota is on the wiki."]
+    values = dict(signal_values(hits, "decayed_importance"))
+    assert values["The on-call rota is on the wiki."] > values["The on-call phone is the red one."] > 0
+    plain = [h for h in recall(memory, "on-call", k=10, weights=Jsonb({"weight_importance": 0})) if h["kind"] == "fact"]
+    assert all(contribution(h["components"], "decayed_importance") == 0 for h in plain)
