@@ -85,28 +85,17 @@ drop trigger if exists tenant_roles_validate on memory.tenant_roles;
 create trigger tenant_roles_validate before insert or update on memory.tenant_roles
 for each row execute function memory_internal._tenant_role_validate();
 
--- A role's name as PostgreSQL spells it.
-create or replace function memory_internal._role_name(role_id regrole) returns text
-language plpgsql
-stable
-as $$
-begin
-    return (select g.rolname from pg_catalog.pg_roles as g where g.oid = role_id);
-end
-$$;
-
-comment on function memory_internal._role_name(regrole) is
-'Internal: a role''s name as PostgreSQL spells it (unquoted; regrole::text quotes names like "Acme-Agent").';
-
 -- Binds a role to a tenant (or moves it to another): from then on it sees and writes only that tenant.
 create or replace function memory.bind_tenant_role(role_name regrole, tenant_id text) returns void
 language plpgsql
 as $$
-begin
+declare
     -- The role's name as PostgreSQL spells it (regrole::text quotes names like "Acme-Agent"), read first: Citus
     -- takes no subquery in an insert into its tables.
+    v_name text := (select g.rolname from pg_catalog.pg_roles as g where g.oid = bind_tenant_role.role_name);
+begin
     insert into memory.tenant_roles as r (role_name, tenant_id)
-    values (memory_internal._role_name(bind_tenant_role.role_name), bind_tenant_role.tenant_id)
+    values (v_name, bind_tenant_role.tenant_id)
     on conflict on constraint tenant_roles_pkey do update set tenant_id = excluded.tenant_id;
 end
 $$;
