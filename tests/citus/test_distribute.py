@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import uuid
 
+import psycopg
+import pytest
 from cluster import WORKERS, session, worker_of
 
 
@@ -71,3 +73,11 @@ def test_each_tenants_rows_of_every_table_are_on_one_worker_and_tenants_spread_o
         ).fetchone()
         assert rows == (1,)
     assert {worker_of(coordinator, "memory.sessions", tenant) for tenant in tenants} == {w.port for w in WORKERS}
+
+
+def test_distributing_from_a_worker_is_an_error_that_names_the_coordinator(cluster):
+    with (
+        WORKERS[0].connect() as conn,
+        pytest.raises(psycopg.errors.FeatureNotSupported, match="runs on the Citus coordinator"),
+    ):
+        conn.execute("select memory_internal._distribute()")

@@ -238,3 +238,8 @@ def test_a_new_model_is_built_in_the_background_and_recall_switches_when_complet
 def recalled(db, query):
     """The first hit's content and components."""
     return db.execute("select content, components from memory.recall(%s, k => 1)", (query,)).fetchone()
+
+
+def test_embedding_with_a_model_never_registered_is_an_error_that_names_it(db):
+    with pytest.raises(psycopg.Error, match="embedding failed: no embedding model nope is registered"):
+        db.execute("select memory_internal._embed_texts(array['x'], memory_internal._settings_json(), 'nope')")
