@@ -108,8 +108,8 @@ class Stub:
         return f"http://127.0.0.1:{self.server.server_address[1]}/rerank"
 
     def answer_chat_for(self, db: Any, setting: str, answer: str) -> None:
-        """Makes the database session's llm `setting` (entity_extractor, memory_extractor) ask this server,
-        which answers every chat request with `answer`."""
+        """Makes the database session's llm `setting` (entity_extractor, memory_extractor,
+        memory_supersede_judge) ask this server, which answers every chat request with `answer`."""
         db.execute(f"set memory.{setting} = 'llm'")
         db.execute(sql.SQL("set memory.openai_base_url = {}").format(self.base_url))
         db.execute("set memory.openai_chat_model = 'stub-chat'")

@@ -275,8 +275,9 @@ class ExportedSession(TypedDict):
     messages: list[ExportedMessage]
 
 
-# One record of memory.export_tenant: {"record": "header" | "session" | "memory" | "memory_merge" | "entity" |
-# "entity_state" | "feedback", ...}; a session record is also what memory.commit takes.
+# One record of memory.export_tenant: {"record": "header" | "session" | "memory" | "memory_merge" |
+# "memory_supersession" | "entity" | "entity_state" | "feedback", ...}; a session record is also what
+# memory.commit takes.
 ExportRecord: TypeAlias = dict[str, JsonValue]
 
 

@@ -199,7 +199,9 @@ def test_export_then_import_into_another_tenant_reproduces_the_sessions(db, dsn,
     assert run("--dsn", dsn, "import", "jsonl", str(FIXTURES / "messages.jsonl")).returncode == 0
     exported = tmp_path / "export.jsonl.gz"
     result = run("--dsn", dsn, "export", "--agent-id", "helpdesk", "-o", str(exported))
-    assert result.stderr.strip() == "exported 2 sessions, 0 memories, 0 merges, 0 entities, 0 entity states, 0 feedback"
+    assert result.stderr.strip() == (
+        "exported 2 sessions, 0 memories, 0 merges, 0 supersessions, 0 entities, 0 entity states, 0 feedback"
+    )
     assert exported.read_bytes()[:2] == b"\x1f\x8b"
     imported = run("--dsn", dsn, "--tenant", "copy", "--json", "import", "jsonl", str(exported))
     assert json.loads(imported.stdout) == [{"record_type": "session", "imported": 2, "unchanged": 0, "forgotten": 0}]

@@ -32,6 +32,7 @@ TENANT_TABLES = [
     "feedback",
     "memories",
     "memory_merges",
+    "memory_supersessions",
     "memory_evidence",
     "tombstones",
     "forgotten_sessions",

@@ -20,6 +20,7 @@ RECORD_NAMES = {
     "session": "sessions",
     "memory": "memories",
     "memory_merge": "merges",
+    "memory_supersession": "supersessions",
     "entity": "entities",
     "entity_state": "entity states",
     "feedback": "feedback",

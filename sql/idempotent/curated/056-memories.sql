@@ -221,6 +221,8 @@ as $$
 declare
     v_status text;
     v_held bigint;
+    v_content text;
+    v_settings jsonb := memory_internal._settings_json();
 begin
     select m.status into v_status from memory.memories as m
     where m.tenant_id = memory.current_tenant() and m.memory_id = approve.memory_id
@@ -243,13 +245,19 @@ begin
     end if;
     update memory.memories as m set status = 'active', valid_from = greatest(m.valid_from, pg_catalog.now())
     where m.tenant_id = memory.current_tenant() and m.memory_id = approve.memory_id;
+    -- Approved, it supersedes what it changes, as if remembered now.
+    select m.content into v_content from memory.memories as m
+    where m.tenant_id = memory.current_tenant() and m.memory_id = approve.memory_id;
+    perform memory_internal._supersede(memory.current_tenant(), approve.memory_id,
+                                       memory_internal._claim_vector(v_content, v_settings), v_settings);
     return query select i.* from memory.memory_items as i where i.memory_id = approve.memory_id;
 end
 $$;
 
 comment on function memory.approve(bigint) is
 'Approves a proposed memory (status pending, as enrichment stores them when extracted_memory_status is '
-'pending): it is active from now on and recalled. Reject a proposal with memory.retract. Returns it.';
+'pending): it is active from now on and recalled, and supersedes a memory whose claim it changes (as '
+'memory.remember does). Reject a proposal with memory.retract. Returns it.';
 
 create or replace view memory.rules_and_preferences as
 select i.* from memory.memory_items as i

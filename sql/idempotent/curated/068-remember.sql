@@ -5,8 +5,8 @@
 
 comment on type memory.remembered is
 'What memory.remember returns: the memory (the columns of memory.memory_items) and outcome: created, '
-'updated (it superseded a version of its key), unchanged (the same claim was already held) or merged (a '
-'paraphrase of a memory held, which gained its evidence).';
+'updated (it superseded a version of its key, or a memory whose claim it changes), unchanged (the same '
+'claim was already held) or merged (a paraphrase of a memory held, which gained its evidence).';
 
 -- Subject names as stored: normalized like entity names, empty ones dropped, each once, sorted.
 create or replace function memory_internal._memory_subjects(subjects text[]) returns text[]
@@ -176,6 +176,57 @@ comment on function memory_internal._held_claim(text, text, bytea, text, boolean
 'Internal: the memory an agent holds for a claim (current, or pending for a proposal), after taking the '
 'lock writers of the claim share.';
 
+-- What remember refuses, each with an error that names the problem.
+create or replace function memory_internal._check_remember(
+    content text, kind text, agent_id text, metadata jsonb, key text, importance double precision,
+    confidence double precision, status text
+) returns void
+language plpgsql
+stable
+as $$
+begin
+    if content is null or content = '' then
+        raise exception 'agent_memory: remember needs some content' using errcode = 'invalid_parameter_value';
+    end if;
+    if kind is null or not kind = any (memory_internal._memory_kinds()) then
+        raise exception 'agent_memory: remember kind must be one of %, got %',
+            array_to_string(memory_internal._memory_kinds(), ', '), coalesce(kind, 'null')
+            using errcode = 'invalid_parameter_value';
+    end if;
+    if status is null or status not in ('active', 'ongoing', 'pending') then
+        raise exception 'agent_memory: remember status must be active, ongoing or pending, got %',
+            coalesce(status, 'null') using errcode = 'invalid_parameter_value';
+    end if;
+    if status = 'pending' and key is not null then
+        raise exception 'agent_memory: a pending memory cannot have a key'
+            using errcode = 'invalid_parameter_value',
+                  hint = 'remember it active under its key, or pending without one and approve it';
+    end if;
+    if agent_id is null then
+        raise exception 'agent_memory: remember needs an agent_id' using errcode = 'invalid_parameter_value';
+    end if;
+    if metadata is null or jsonb_typeof(metadata) <> 'object' then
+        raise exception 'agent_memory: remember metadata must be a JSON object' using errcode = 'invalid_parameter_value';
+    end if;
+    if importance is null or importance not between 0 and 1
+        or confidence is null or confidence not between 0 and 1 then
+        raise exception 'agent_memory: importance and confidence must be between 0 and 1, got % and %',
+            coalesce(importance::text, 'null'), coalesce(confidence::text, 'null')
+            using errcode = 'invalid_parameter_value';
+    end if;
+    if key is not null and nullif(btrim(key), '') is null then
+        raise exception 'agent_memory: a memory key cannot be blank' using errcode = 'invalid_parameter_value';
+    end if;
+end
+$$;
+
+comment on function memory_internal._check_remember(
+    text, text, text, jsonb, text, double precision, double precision, text
+) is
+'Internal: refuses remember''s arguments that make no memory (no content, an unknown kind or status, a '
+'pending memory with a key, no agent, metadata not an object, importance or confidence outside 0-1, a blank '
+'key), naming the problem.';
+
 create or replace function memory.remember(
     content text, kind text default 'fact', agent_id text default 'default', metadata jsonb default '{}',
     enrich text default 'now', key text default null, subjects text[] default '{}', tags text[] default '{}',
@@ -201,48 +252,23 @@ declare
     v_outcome text;
     v_settings jsonb := memory_internal._settings_json();
     v_paraphrased record;
+    v_vector vector;
 begin
-    if v_text is null or v_text = '' then
-        raise exception 'agent_memory: remember needs some content' using errcode = 'invalid_parameter_value';
-    end if;
-    if remember.kind is null or not remember.kind = any (memory_internal._memory_kinds()) then
-        raise exception 'agent_memory: remember kind must be one of %, got %',
-            array_to_string(memory_internal._memory_kinds(), ', '), coalesce(remember.kind, 'null')
-            using errcode = 'invalid_parameter_value';
-    end if;
-    if remember.status is null or remember.status not in ('active', 'ongoing', 'pending') then
-        raise exception 'agent_memory: remember status must be active, ongoing or pending, got %',
-            coalesce(remember.status, 'null') using errcode = 'invalid_parameter_value';
-    end if;
-    if remember.status = 'pending' and remember.key is not null then
-        raise exception 'agent_memory: a pending memory cannot have a key'
-            using errcode = 'invalid_parameter_value',
-                  hint = 'remember it active under its key, or pending without one and approve it';
-    end if;
-    if remember.agent_id is null then
-        raise exception 'agent_memory: remember needs an agent_id' using errcode = 'invalid_parameter_value';
-    end if;
-    if remember.metadata is null or jsonb_typeof(remember.metadata) <> 'object' then
-        raise exception 'agent_memory: remember metadata must be a JSON object' using errcode = 'invalid_parameter_value';
-    end if;
-    if remember.importance is null or remember.importance not between 0 and 1
-        or remember.confidence is null or remember.confidence not between 0 and 1 then
-        raise exception 'agent_memory: importance and confidence must be between 0 and 1, got % and %',
-            coalesce(remember.importance::text, 'null'), coalesce(remember.confidence::text, 'null')
-            using errcode = 'invalid_parameter_value';
-    end if;
-    if remember.key is not null and v_key is null then
-        raise exception 'agent_memory: a memory key cannot be blank' using errcode = 'invalid_parameter_value';
-    end if;
+    perform memory_internal._check_remember(v_text, remember.kind, remember.agent_id, remember.metadata, remember.key,
+                                            remember.importance, remember.confidence, remember.status);
     v_subjects := memory_internal._memory_subjects(coalesce(remember.subjects, '{}'));
     v_canonical := memory_internal._memory_canonical(remember.kind, v_subjects, v_text);
     v_evidence := memory_internal._evidence_turns(remember.evidence);
     -- The same claim, current (or, for a proposal, awaiting review), is the same memory: nothing changes.
     v_same := memory_internal._held_claim(v_tenant, remember.agent_id, v_canonical, v_key, remember.status = 'pending');
     select null::bigint as memory_id, null::double precision as similarity into v_paraphrased;
+    if v_same is null and (v_settings ->> 'memory_dedup' <> 'off' or v_settings ->> 'memory_supersede' <> 'off') then
+        v_vector := memory_internal._claim_vector(v_text, v_settings);
+    end if;
     if v_same is null and v_settings ->> 'memory_dedup' <> 'off' then
         select * into v_paraphrased
-        from memory_internal._paraphrased_memory(v_tenant, remember.agent_id, remember.kind, v_key, v_text, v_settings);
+        from memory_internal._paraphrased_memory(v_tenant, remember.agent_id, remember.kind, v_key, v_text, v_vector,
+                                                 v_settings);
     end if;
     if v_same is not null then
         v_id := v_same;
@@ -285,6 +311,11 @@ begin
         where v_next is not null and m.tenant_id = v_tenant and m.agent_id = remember.agent_id and m.key = v_key
             and m.status <> 'retracted' and m.valid_from = v_next;
         v_outcome := case when v_before is null and v_next is null then 'created' else 'updated' end;
+        -- Without a key, a claim that changes what a held memory states supersedes it (memory_supersede).
+        if v_key is null and memory_internal._supersede(v_tenant, v_id, v_vector, v_settings) is not null
+            and v_settings ->> 'memory_supersede' = 'on' then
+            v_outcome := 'updated';
+        end if;
         -- Shadow mode: the merge it would have made, recorded only.
         if v_paraphrased.memory_id is not null then
             insert into memory.memory_merges (tenant_id, memory_id, agent_id, kind, content, similarity, merged,
@@ -310,7 +341,10 @@ comment on function memory.remember(
 'of session ''remembered'', enriched now by default (enrich: now, queue or none) and recalled like any '
 'turn. A paraphrase of a memory the agent holds (setting memory_dedup: vectors within '
 'memory_dedup_threshold, the same numbers, names and polarity) is merged into it (outcome merged, logged in '
-'memory.memory_merges). Returns the memory and the outcome: created, updated, unchanged or merged.';
+'memory.memory_merges). Without a key, a claim that changes what a memory the agent holds states ("I '
+'switched from vim to helix" after "My editor is vim") supersedes it (setting memory_supersede; outcome '
+'updated; why in memory.memory_supersessions). Returns the memory and the outcome: created, updated, '
+'unchanged or merged.';
 
 -- Facts remembered before memories had a table of their own (0.2.0) become memories, once.
 with remembered as (

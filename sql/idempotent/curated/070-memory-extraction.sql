@@ -84,7 +84,8 @@ begin
         from memory.remember(v_proposal.content, v_proposal.kind, agent_id => v_agent, enrich => 'queue',
                              evidence => array[v_proposal.turn_id], valid_from => v_proposal.said_at,
                              status => v_proposal.status) as r;
-        if v_memory.outcome = 'created' then
+        -- A new memory (created, or superseding one it changes) comes from the extractor.
+        if v_memory.outcome in ('created', 'updated') then
             update memory.memories as m set origin = settings ->> 'memory_extractor'
             where m.tenant_id = tenant and m.memory_id = v_memory.memory_id;
         end if;

@@ -146,6 +146,16 @@ begin
     order by g.merge_id;
 
     return query
+    select jsonb_build_object(
+        'record', 'memory_supersession', 'memory', x.memory_id, 'by_memory', x.by_memory_id, 'judge', x.judge,
+        'action', x.action, 'reason', x.reason, 'applied', x.applied, 'recorded_at', x.recorded_at,
+        'recorded_by', x.recorded_by
+    )
+    from memory.memory_supersessions as x
+    where x.tenant_id = tenant and x.memory_id = any(memories) and x.by_memory_id = any(memories)
+    order by x.supersession_id;
+
+    return query
     select jsonb_build_object('record', 'entity', 'agent_id', e.agent_id, 'name', e.name, 'normalized', e.normalized,
                               'type', e.type, 'aliases', e.aliases)
     from memory.entities as e
@@ -219,7 +229,8 @@ comment on function memory.export_tenant(text) is
 'The whole memory of this tenant (or of one agent) as JSON records, one per row, for memory.import_tenant or '
 '`agent-memory import jsonl`: a header, then each session as memory.commit takes it plus its tier, summary and '
 'each turn''s trust and access count (record "session"), each curated memory version with its evidence and '
-'supersede chain ("memory"), merged paraphrases ("memory_merge"), entities with aliases ("entity"), their '
+'supersede chain ("memory"), merged paraphrases ("memory_merge"), supersessions without a key '
+'("memory_supersession"), entities with aliases ("entity"), their '
 'states ("entity_state") and the feedback given ("feedback"). Chunks, vectors and mentions are derived again '
 'by enrichment; tombstones, settings and metrics stay with this database.';
 
@@ -469,8 +480,9 @@ $$;
 comment on function memory_internal._imported_memory(jsonb) is
 'Internal: the memory here of a memory id of the export, mapped by this transaction''s import.';
 
--- The rest: the merge log, entities, their states and feedback, each stored once (a record whose like is
--- here already is unchanged). A record naming a memory, entity or turn that is not here is an error.
+-- The rest: the merge and supersession logs, entities, their states and feedback, each stored once (a
+-- record whose like is here already is unchanged). A record naming a memory, entity or turn that is not
+-- here is an error.
 create or replace function memory_internal._import_other(tenant text, r jsonb) returns text
 language plpgsql
 as $$
@@ -496,6 +508,23 @@ begin
             select from memory.memory_merges as g
             where g.tenant_id = tenant and g.memory_id = memory_internal._imported_memory(r -> 'memory')
                 and g.content = r ->> 'content' and g.recorded_at = (r ->> 'recorded_at')::timestamptz
+        );
+    elsif v_kind = 'memory_supersession' then
+        if memory_internal._imported_memory(r -> 'memory') is null
+            or memory_internal._imported_memory(r -> 'by_memory') is null then
+            raise exception 'agent_memory: the memory it names is not among the memories imported before it'
+                using errcode = 'foreign_key_violation';
+        end if;
+        insert into memory.memory_supersessions (tenant_id, memory_id, by_memory_id, judge, action, reason, applied,
+                                                 recorded_at, recorded_by)
+        select tenant, memory_internal._imported_memory(r -> 'memory'), memory_internal._imported_memory(r -> 'by_memory'),
+               r ->> 'judge', r ->> 'action', r ->> 'reason', (r ->> 'applied')::boolean,
+               (r ->> 'recorded_at')::timestamptz, coalesce(r ->> 'recorded_by', session_user)
+        where not exists (
+            select from memory.memory_supersessions as x
+            where x.tenant_id = tenant and x.memory_id = memory_internal._imported_memory(r -> 'memory')
+                and x.by_memory_id = memory_internal._imported_memory(r -> 'by_memory')
+                and x.recorded_at = (r ->> 'recorded_at')::timestamptz
         );
     elsif v_kind = 'entity' then
         insert into memory.entities as e (tenant_id, agent_id, name, normalized, type, aliases)
@@ -552,8 +581,8 @@ begin
                 and f.memory_id is not distinct from v_target.memory_id
         );
     else
-        raise exception 'agent_memory: unknown record "%" (expected header, session, memory, memory_merge, entity, '
-            'entity_state or feedback)', v_kind using errcode = 'invalid_parameter_value';
+        raise exception 'agent_memory: unknown record "%" (expected header, session, memory, memory_merge, '
+            'memory_supersession, entity, entity_state or feedback)', v_kind using errcode = 'invalid_parameter_value';
     end if;
     get diagnostics v_rows = row_count;
     return case when v_rows > 0 then 'imported' else 'unchanged' end;
@@ -679,7 +708,8 @@ begin
     delete from pg_temp._agent_memory_import_records;
     insert into pg_temp._agent_memory_import_records (records) values (v_before + jsonb_array_length(records));
     return query select c.record_type, c.imported, c.unchanged, c.forgotten from pg_temp._agent_memory_import_counts as c
-    order by array_position(array['session', 'memory', 'memory_merge', 'entity', 'entity_state', 'feedback'],
+    order by array_position(array['session', 'memory', 'memory_merge', 'memory_supersession', 'entity', 'entity_state',
+                                  'feedback'],
                             c.record_type);
 end
 $$;
@@ -688,8 +718,8 @@ comment on function memory.import_tenant(jsonb, boolean) is
 'Stores records of memory.export_tenant (a JSON array; lines of memory.export count as session records) in '
 'this tenant, all or nothing: sessions as memory.commit does (queued for enrichment; a session it creates gets '
 'back its tier, summary and each turn''s trust and access count), memories with their evidence and supersede '
-'chain, merges, entities, entity states and feedback. What is here already is left as it is, so importing '
-'again changes nothing. A forgotten session is skipped unless allow_forgotten. An export sent in several '
+'chain, merges, supersessions, entities, entity states and feedback. What is here already is left as it is, '
+'so importing again changes nothing. A forgotten session is skipped unless allow_forgotten. An export sent in several '
 'calls must be imported in one transaction: memories are mapped to their ids here for the records after '
 'them, and an error names a record by its number among all the transaction''s records. Returns per record '
 'type how many were imported, unchanged and skipped as forgotten.';
