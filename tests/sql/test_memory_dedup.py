@@ -57,3 +57,11 @@ def test_dedup_off_or_a_threshold_of_one_keeps_paraphrases_apart(db, mode, thres
     remember(db, "The user prefers a dark theme in the editor.", kind="preference")
     assert remember(db, "The user prefers dark themes in the editor.", kind="preference")[1] == "created"
     assert merges(db) == []
+
+
+def test_a_claim_said_again_with_more_confidence_raises_the_memorys(db):
+    first = remember(db, "The user prefers a dark theme in the editor.", kind="preference", confidence=0.5)[0]
+    remember(db, "The user prefers a dark theme in the editor.", kind="preference", confidence=0.7)
+    remember(db, "In the editor, the user likes a dark theme.", kind="preference", confidence=0.9)
+    remember(db, "In the editor, the user likes a dark theme!", kind="preference", confidence=0.2)
+    assert db.execute("select memory_id, confidence from memory.memories").fetchall() == [(first, 0.9)]

@@ -182,3 +182,12 @@ def test_an_llm_judge_answer_that_makes_no_sense_fails_naming_it(db, http_stub, 
     http_stub.answer_chat_for(db, "memory_supersede_judge", answer if isinstance(answer, str) else json.dumps(answer))
     with pytest.raises(psycopg.Error, match=f"llm supersession judge's answer makes no sense: .*{problem}"):
         remember(db, "Fly.io serves the app these days.")
+
+
+def test_a_less_certain_claim_does_not_end_a_more_certain_one(db):
+    remember(db, "My manager is Priya.")
+    assert remember(db, "My manager is now Tom.", confidence=0.4)[1] == "created"
+    assert superseded(db) == [("My manager is Priya.", "My manager is now Tom.", "update", False)]
+    reason = db.execute("select reason from memory.memory_supersessions").fetchone()[0]
+    assert reason.endswith("(confidence 0.4, below the held 1)")
+    assert current(db) == ["My manager is Priya.", "My manager is now Tom."]

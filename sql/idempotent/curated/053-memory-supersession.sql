@@ -104,9 +104,10 @@ comment on function memory_internal._superseded_by_llm(text, jsonb, jsonb) is
 'no row for add or none.';
 
 -- What a new memory (current, without a key) supersedes, judged and logged, and applied when the setting
--- is on: the held memory of the agent (current, without a key, of the same kind, or fact and preference
--- alike) ends where the new one begins; when the new one is older (extracted late), it is the new one that
--- ends where the held one begins. Returns the memory superseded (applied or not), or null.
+-- is on and the new claim is no less certain (confidence) than the held one: the held memory of the agent
+-- (current, without a key, of the same kind, or fact and preference alike) ends where the new one begins;
+-- when the new one is older (extracted late), it is the new one that ends where the held one begins.
+-- Returns the memory superseded when it was, or null.
 create or replace function memory_internal._supersede(tenant text, memory_id bigint, vector vector, settings jsonb)
 returns bigint
 language plpgsql
@@ -117,6 +118,7 @@ declare
     v_held jsonb;
     v_found record;
     v_old memory.memories;
+    v_applied boolean;
     v_judge text := settings ->> 'memory_supersede_judge';
     v_model text := (select m.model from memory_internal._embedding_model(settings) as m);
 begin
@@ -153,11 +155,16 @@ begin
     if v_found.memory_id is null then
         return null;
     end if;
+    select * into v_old from memory.memories as m where m.tenant_id = tenant and m.memory_id = v_found.memory_id;
+    -- A claim less certain than the one it changes does not end it (the log says so).
+    v_applied := settings ->> 'memory_supersede' = 'on' and v_new.confidence >= v_old.confidence;
     insert into memory.memory_supersessions (tenant_id, memory_id, by_memory_id, judge, action, reason, applied)
-    values (tenant, v_found.memory_id, v_new.memory_id, v_judge, v_found.action, v_found.reason,
-            settings ->> 'memory_supersede' = 'on');
-    if settings ->> 'memory_supersede' = 'on' then
-        select * into v_old from memory.memories as m where m.tenant_id = tenant and m.memory_id = v_found.memory_id;
+    values (tenant, v_found.memory_id, v_new.memory_id, v_judge, v_found.action,
+            v_found.reason || case when v_new.confidence < v_old.confidence
+                                   then format(' (confidence %s, below the held %s)', v_new.confidence, v_old.confidence)
+                                   else '' end,
+            v_applied);
+    if v_applied then
         if v_new.valid_from >= v_old.valid_from then
             update memory.memories as m set valid_to = v_new.valid_from, status = 'superseded'
             where m.tenant_id = tenant and m.memory_id = v_old.memory_id;
@@ -169,12 +176,13 @@ begin
             update memory.memories as m set supersedes = v_new.memory_id
             where m.tenant_id = tenant and m.memory_id = v_old.memory_id and m.supersedes is null;
         end if;
+        return v_found.memory_id;
     end if;
-    return v_found.memory_id;
+    return null;
 end
 $$;
 
 comment on function memory_internal._supersede(text, bigint, vector, jsonb) is
 'Internal: judges (memory_supersede_judge) which held memory a new keyless memory supersedes, logs it in '
-'memory.memory_supersessions and, when memory_supersede is on, ends the older of the two where the newer '
-'begins. Returns the memory superseded, or null.';
+'memory.memory_supersessions and, when memory_supersede is on and the claim''s confidence is at least the '
+'held one''s, ends the older of the two where the newer begins. Returns the memory superseded, or null.';

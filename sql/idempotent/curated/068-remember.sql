@@ -312,8 +312,7 @@ begin
             and m.status <> 'retracted' and m.valid_from = v_next;
         v_outcome := case when v_before is null and v_next is null then 'created' else 'updated' end;
         -- Without a key, a claim that changes what a held memory states supersedes it (memory_supersede).
-        if v_key is null and memory_internal._supersede(v_tenant, v_id, v_vector, v_settings) is not null
-            and v_settings ->> 'memory_supersede' = 'on' then
+        if v_key is null and memory_internal._supersede(v_tenant, v_id, v_vector, v_settings) is not null then
             v_outcome := 'updated';
         end if;
         -- Shadow mode: the merge it would have made, recorded only.
@@ -324,6 +323,10 @@ begin
                     v_paraphrased.similarity, false, v_id);
         end if;
     end if;
+    -- A claim held already, said again, is as certain as the more certain of the two sayings.
+    update memory.memories as m set confidence = remember.confidence
+    where v_outcome in ('unchanged', 'merged') and m.tenant_id = v_tenant and m.memory_id = v_id
+        and m.confidence < remember.confidence;
     return query select i.*, v_outcome from memory.memory_items as i where i.memory_id = v_id;
 end
 $$;
@@ -341,10 +344,11 @@ comment on function memory.remember(
 'of session ''remembered'', enriched now by default (enrich: now, queue or none) and recalled like any '
 'turn. A paraphrase of a memory the agent holds (setting memory_dedup: vectors within '
 'memory_dedup_threshold, the same numbers, names and polarity) is merged into it (outcome merged, logged in '
-'memory.memory_merges). Without a key, a claim that changes what a memory the agent holds states ("I '
+'memory.memory_merges); a claim held already, said again with more confidence, raises the memory''s. '
+'Without a key, a claim that changes what a memory the agent holds states ("I '
 'switched from vim to helix" after "My editor is vim") supersedes it (setting memory_supersede; outcome '
-'updated; why in memory.memory_supersessions). Returns the memory and the outcome: created, updated, '
-'unchanged or merged.';
+'updated; why in memory.memory_supersessions), unless it is less certain than that memory. Returns the '
+'memory and the outcome: created, updated, unchanged or merged.';
 
 -- Facts remembered before memories had a table of their own (0.2.0) become memories, once.
 with remembered as (
