@@ -85,6 +85,19 @@ def test_recency_of_a_very_old_turn_is_tiny_not_an_underflow(db):
     assert 0 < signal(db, "recency", {"recency_half_life_days": 0.001}, age_days=3650) < 1e-300
 
 
+@pytest.mark.parametrize(("age_days", "expected"), [(0, 1 / (1 + math.exp(-30 / 7))), (30, 0.5), (44, 0.1192029)])
+def test_sigmoid_recency_is_one_half_at_its_midpoint(db, age_days, expected):
+    sigmoid = {"recency_decay": "sigmoid", "recency_midpoint_days": 30, "recency_width_days": 7}
+    assert signal(db, "recency", sigmoid, age_days=age_days) == pytest.approx(expected, abs=1e-6)
+
+
+def test_sigmoid_recency_far_from_its_midpoint_is_0_or_1_not_an_overflow_or_underflow(db):
+    sigmoid = {"recency_decay": "sigmoid", "recency_midpoint_days": 0, "recency_width_days": 0.001}
+    assert signal(db, "recency", sigmoid, age_days=3650) == pytest.approx(0, abs=1e-300)
+    sigmoid = {"recency_decay": "sigmoid", "recency_midpoint_days": 400, "recency_width_days": 0.5}
+    assert signal(db, "recency", sigmoid, age_days=0) == 1
+
+
 def test_period_is_one_inside_and_halves_every_half_life_outside(db):
     half_life = {"period_half_life_days": 7}
     assert signal(db, "period", half_life, days_from_period=0) == 1
