@@ -95,6 +95,7 @@ class RecallFilters(TypedDict, total=False):
     include_ended: bool | None  # superseded and retracted memories too
     intent: Kind | Literal["none"] | None  # the memory kind asked for (default: from the query); none: no routing
     tiers: Sequence[Tier] | None  # the tiers searched (default: the setting recall_tiers, hot and warm)
+    tags: Sequence[str] | None  # only curated memories with one of these tags (default: the setting recall_tags)
 
 
 class RecallOptions(RecallFilters, total=False):
@@ -127,8 +128,10 @@ def _filters(options: RecallFilters) -> dict[str, Any]:
     args: dict[str, Any] = dict(options)
     args["weights"] = _jsonb(options.get("weights"))
     entities, vector, tiers = options.get("entities"), options.get("query_vector"), options.get("tiers")
+    tags = options.get("tags")
     args["entities"] = None if entities is None else list(entities)
     args["tiers"] = None if tiers is None else list(tiers)
+    args["tags"] = None if tags is None else list(tags)
     args["query_vector"] = None if vector is None else Vector(list(vector))
     return args
 

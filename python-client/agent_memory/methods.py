@@ -37,7 +37,7 @@ class Methods:
     def recall(self, query: str, **options: Unpack[calls.RecallOptions]) -> list[results.Hit]:
         """The turns and curated memories (or sessions, level='session') that best answer the query
         (memory.recall); as_of, include_ended and intent choose which memories and how they are routed, tiers
-        which tiers are searched (default hot and warm)."""
+        which tiers are searched (default hot and warm), tags which curated memories alone are kept."""
         return self._run(calls.recall(query, options))
 
     def explain_recall(self, query: str, **options: Unpack[calls.ExplainOptions]) -> list[results.Candidate]:

@@ -60,7 +60,7 @@ class Components(TypedDict):
     score, the chunk that matched, the embedding model, the fusion method, the speakers and entities the
     query named (or was passed), what recall had to do without (degraded), the rerank stage (None when
     it is off), the route taken ("hybrid", or "memory first: <kind>" for a question about rules,
-    preferences or decisions) and the tiers searched."""
+    preferences or decisions), the tiers searched and the tags recall kept to (empty: every hit)."""
 
     signals: dict[str, Signal]
     fused: float
@@ -73,6 +73,7 @@ class Components(TypedDict):
     rerank: Rerank | None
     route: str
     tiers: list[str]
+    tags: list[str]
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ evidence turns, questions about rules, preferences and decisions routed to memor
 
 import psycopg
 import pytest
-from psycopg.types.json import Json
+from psycopg.types.json import Json, Jsonb
 
 CHAT = [
     {"role": "user", "content": "The editor theme keeps resetting after every update."},
@@ -150,3 +150,42 @@ def test_importance_kind_and_status_are_signals_of_the_registry(db):
         "select name, stage, weight from memory.signal_definitions() where name in ('importance', 'kind', 'status')"
     ).fetchall()
     assert sorted(rows) == [("importance", "boost", 1.0), ("kind", "boost", 10.0), ("status", "boost", 1.0)]
+
+
+def test_tags_keep_recall_to_the_memories_that_have_one(db, chat):
+    docker = remember(db, "Rebuild the editor image with the dark theme baked in.", tags=["docker", "build"])
+    remember(db, "The editor theme file lives in the settings folder.", tags=["config"])
+    tagged = hits(db, "editor theme", tags=["docker"])
+    assert [(kind, memory_id) for kind, memory_id, *_ in tagged] == [("fact", docker)]
+    assert len(hits(db, "editor theme")) == 5  # no tags: turns and memories alike
+    assert hits(db, "editor theme", tags=["nothing-has-this"]) == []
+    shown = db.execute(
+        "select components -> 'tags' from memory.recall('editor theme', agent_id => 'coder', tags => '{docker}')"
+    ).fetchone()[0]
+    assert shown == ["docker"]
+
+
+def test_the_setting_recall_tags_filters_every_recall_of_the_session(db, chat):
+    remember(db, "Rebuild the editor image with the dark theme baked in.", tags=["docker"])
+    db.execute("set memory.recall_tags = '[\"docker\"]'")
+    assert [content for *_, content, _ in hits(db, "editor theme")] == [
+        "Rebuild the editor image with the dark theme baked in."
+    ]
+
+
+def test_the_opt_in_tag_signal_lifts_a_memory_whose_tag_the_query_names(db, chat):
+    tagged = remember(db, "Fonts are set per workspace in this team.", tags=["fonts"])
+    remember(db, "Fonts come from the system in the new release.")
+    query = "which fonts does the editor use?"
+
+    def rank_and_value(weights):
+        rows = db.execute(
+            "select rank, components #>> '{signals,tag,value}' from memory.explain_recall(%s, agent_id => 'coder',"
+            " weights => %s) where memory_id = %s",
+            (query, Jsonb(weights), tagged),
+        ).fetchone()
+        return rows[0], float(rows[1])
+
+    plain_rank, value = rank_and_value({})
+    lifted_rank, _ = rank_and_value({"weight_tag": 5})
+    assert value == 1 and lifted_rank == 1 < plain_rank

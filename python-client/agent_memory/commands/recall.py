@@ -60,7 +60,15 @@ TIERS = Option(
     tool="the tiers to search (default hot and warm; cold: sessions and memories unused for long)",
     tool_type=list[Tier] | None,
 )
-ROUTING = (WEIGHTS, AS_OF, INCLUDE_ENDED, INTENT, TIERS)
+TAGS = Option(
+    "tags",
+    "only curated memories with this tag (repeat for more)",
+    repeat=True,
+    metavar="TAG",
+    tool="only curated memories with one of these tags",
+    tool_type=list[str] | None,
+)
+ROUTING = (WEIGHTS, AS_OF, INCLUDE_ENDED, INTENT, TIERS, TAGS)
 
 
 def _checked(options: dict[str, Any]) -> None:

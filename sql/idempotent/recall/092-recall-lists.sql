@@ -180,6 +180,7 @@ declare
     v_dense_chunks integer [];
     v_vector_sessions bigint [];
     v_exact boolean;
+    v_tags text [] := array(select jsonb_array_elements_text(settings -> 'recall_tags'));
 begin
     if q.generating is not null then
         select array_agg(l.turn_id), array_agg(l.chunk_no) into v_lex_keys, v_lex_chunks
@@ -271,9 +272,13 @@ begin
     cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, since, until,
                                                     _candidate_chunks.source, q.entity_sessions, tiers)
     where m.tenant_id = tenant
-        and m.memory_id in (
-            select e.memory_id from memory.memory_evidence as e
-            where e.tenant_id = tenant and e.turn_id in (select f.turn_id from found as f)
+        and (
+            m.memory_id in (
+                select e.memory_id from memory.memory_evidence as e
+                where e.tenant_id = tenant and e.turn_id in (select f.turn_id from found as f)
+            )
+            -- With tags, every memory that has one (the lists above find few); without, the plan drops this.
+            or cardinality(v_tags) > 0 and m.tags && v_tags and m.status not in ('pending', 'retracted')
         )
         and (_candidate_chunks.agent_id is null or m.agent_id = _candidate_chunks.agent_id);
 end
@@ -283,4 +288,5 @@ comment on function memory_internal._candidate_chunks(
     text, text, timestamptz, timestamptz, text, jsonb, memory_internal._recall_query, vector, text, text[]
 ) is
 'Internal: every candidate chunk of a recall (full-text, vector and session lists) in the tiers given (null: '
-'all), plus the memories whose evidence turns are candidates.';
+'all), plus the memories whose evidence turns are candidates and, with tags (recall_tags), the memories that '
+'have one.';

@@ -95,11 +95,12 @@ with candidate_chunks as (
 -- The chunk stage's features of each candidate chunk: c the chunk, t its turn, e and x the vectors of the
 -- chunk and of its context, b its BM25, r the recall; and the memory the turn carries as recall shows it
 -- (looked up once, kept for the turn stage). The words of memories recall does not show (superseded,
--- retracted or pending; at as_of, not holding then) are no candidates.
+-- retracted or pending; at as_of, not holding then) are no candidates; with tags, nothing but memories
+-- that have one is.
 chunk_features as materialized (
     select c.text as _text, tm.memory_id as _memory_id, tm.kind as _memory_kind, tm.importance as _memory_importance,
            tm.status as _memory_status, tm.evidence_turns as _memory_evidence, tm.tier as _memory_tier,
-           tm.last_used as _memory_last_used, %3$s
+           tm.last_used as _memory_last_used, tm.tags as _memory_tags, %3$s
     from candidate_chunks as cc
     cross join (select ($1).*) as r
     -- One index probe per candidate (the limit keeps the planner from scanning every chunk instead).
@@ -118,8 +119,11 @@ chunk_features as materialized (
         on e.tenant_id = r.tenant and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no and e.model = r.model
     left join memory.chunk_embeddings as x
         on x.tenant_id = r.tenant and x.turn_id = c.context_turn_id and x.chunk_no = 0 and x.model = r.model
-    where tm.memory_id is not null
-        or not exists (select from memory.memories as m where m.tenant_id = r.tenant and m.turn_id = c.turn_id)
+    where (tm.memory_id is not null
+           or not exists (select from memory.memories as m where m.tenant_id = r.tenant and m.turn_id = c.turn_id))
+        -- With tags (recall_tags), only memories that have one of them.
+        and (jsonb_array_length(r.settings -> 'recall_tags') = 0
+             or tm.tags && array(select jsonb_array_elements_text(r.settings -> 'recall_tags')))
 ),
 -- One row per chunk and fusion signal.
 chunk_values as (
@@ -245,7 +249,7 @@ described as materialized (
     cross join lateral (
         select d._memory_id as memory_id, d._memory_kind as kind, d._memory_importance as importance,
                d._memory_status as status, d._memory_evidence as evidence_turns, d._memory_tier as tier,
-               d._memory_last_used as last_used
+               d._memory_last_used as last_used, d._memory_tags as tags
     ) as tm
     inner join memory.turns as t on t.tenant_id = r.tenant and t.turn_id = d.turn_id
     inner join memory.sessions as s on s.tenant_id = r.tenant and s.session_key = d.session_key
@@ -514,6 +518,7 @@ begin
         'signals', to_jsonb(v_fusion.names || v_boost.names),
         'fusion_signals', cardinality(v_fusion.names), 'weights', to_jsonb(v_fusion.weights || v_boost.weights),
         'rerank', v_cfg ->> 'rerank', 'as_of', as_of, 'include_ended', include_ended, 'tiers', to_jsonb(v_tiers),
+        'tags', v_cfg -> 'recall_tags',
         'route', case when v_q.intent is not null then 'memory first: ' || v_q.intent else 'hybrid' end
     );
     -- A prepared statement takes its argument as a value in the EXECUTE command (a quoted literal).

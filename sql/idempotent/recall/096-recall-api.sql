@@ -31,6 +31,7 @@ as $$
         'degraded', context -> 'degraded',
         'route', context -> 'route',
         'tiers', context -> 'tiers',
+        'tags', context -> 'tags',
         'rerank', case when context ->> 'rerank' <> 'none' then jsonb_build_object(
             'score', round(rerank_score::numeric, 6), 'error', rerank_error
         ) end
@@ -43,18 +44,22 @@ comment on function memory_internal._components(
 ) is
 'Internal: the components object of one recall candidate (each signal''s value, weight and contribution).';
 
--- A call's settings with its tiers (recall's tiers => ...) as recall_tiers.
-create or replace function memory_internal._with_tiers(weights jsonb, tiers text[]) returns jsonb
+-- A call's settings with its tiers and tags (recall's tiers => ..., tags => ...) as recall_tiers and recall_tags.
+drop function if exists memory_internal._with_tiers(jsonb, text[]);
+create or replace function memory_internal._with_filters(weights jsonb, tiers text[], tags text[]) returns jsonb
 language sql
 immutable
 as $$
     -- (Weights that are no JSON object are refused as they are.)
-    select case when tiers is null or jsonb_typeof(weights) <> 'object' then weights
-                else coalesce(weights, '{}') || jsonb_build_object('recall_tiers', to_jsonb(tiers)) end
+    select case when tiers is null and tags is null or jsonb_typeof(weights) <> 'object' then weights
+                else coalesce(weights, '{}')
+                     || jsonb_strip_nulls(jsonb_build_object('recall_tiers', to_jsonb(tiers), 'recall_tags', to_jsonb(tags)))
+           end
 $$;
 
-comment on function memory_internal._with_tiers(jsonb, text[]) is
-'Internal: a recall''s per-call settings with its tiers argument as the setting recall_tiers.';
+comment on function memory_internal._with_filters(jsonb, text[], text[]) is
+'Internal: a recall''s per-call settings with its tiers and tags arguments as the settings recall_tiers and '
+'recall_tags.';
 
 create or replace function memory.recall(
     query text,
@@ -71,7 +76,8 @@ create or replace function memory.recall(
     as_of timestamptz default null,
     include_ended boolean default false,
     intent text default null,
-    tiers text[] default null
+    tiers text[] default null,
+    tags text[] default null
 ) returns setof memory.recall_hit
 language plpgsql
 volatile
@@ -100,7 +106,7 @@ begin
         select c.*
         from memory_internal._recall_candidates(recall.query, recall.agent_id, recall.since, recall.until,
                                                 recall.source, recall.entities, recall.entity_mode,
-                                                memory_internal._with_tiers(recall.weights, recall.tiers),
+                                                memory_internal._with_filters(recall.weights, recall.tiers, recall.tags),
                                                 recall.query_vector, recall.as_of, recall.include_ended,
                                                 recall.intent) as c
     )
@@ -153,7 +159,7 @@ $$;
 
 comment on function memory.recall(
     text, integer, text, timestamptz, timestamptz, text, text, text[], text, jsonb, vector, timestamptz, boolean, text,
-    text[]
+    text[], text[]
 )
 is 'The turns and curated memories (level turn) or sessions (level session, with their best turn) that best '
 'answer a query, best first: full-text (BM25) and vector scores of each turn''s best chunk fused, plus the '
@@ -165,7 +171,8 @@ is 'The turns and curated memories (level turn) or sessions (level session, with
 'and the memories that held then; include_ended: superseded and retracted memories too. intent: the memory '
 'kind the question asks for (default: memory.query_intent(query); none: no routing), whose memories come '
 'first (signal kind). tiers: the tiers searched (default recall_tiers: hot and warm); what recall returns is '
-'moved to hot (tier_promote_on_recall). weights: per-call settings, e.g. ''{"weight_dense": 0.5}''. '
+'moved to hot (tier_promote_on_recall). tags: only curated memories with one of these tags (default '
+'recall_tags: no filter). weights: per-call settings, e.g. ''{"weight_dense": 0.5}''. '
 'query_vector: for callers that embed themselves. components shows every signal''s value, weight and '
 'contribution, and the route taken.';
 
@@ -199,7 +206,8 @@ create or replace function memory.explain_recall(
     as_of timestamptz default null,
     include_ended boolean default false,
     intent text default null,
-    tiers text[] default null
+    tiers text[] default null,
+    tags text[] default null
 ) returns table (
     rank bigint, session_id text, turn_id bigint, speaker text, content text, score double precision,
     fused double precision, components jsonb, kind text, memory_id bigint
@@ -211,7 +219,7 @@ as $$
            memory_internal._components(c.chunk_no, c.fused, c.signal_values, c.contributions, c.ranks, c.zs, c.rerank_score,
                               c.rerank_error, c.context), coalesce(c.memory_kind, 'turn'), c.memory_id
     from memory_internal._recall_candidates(query, agent_id, since, until, source, entities, entity_mode,
-                                            memory_internal._with_tiers(weights, tiers), query_vector, as_of,
+                                            memory_internal._with_filters(weights, tiers, tags), query_vector, as_of,
                                             include_ended, intent) as c
     inner join memory.turns as t on t.tenant_id = memory.current_tenant() and c.turn_id = t.turn_id
     inner join memory.sessions as s on s.tenant_id = memory.current_tenant() and c.session_key = s.session_key
@@ -220,7 +228,8 @@ as $$
 $$;
 
 comment on function memory.explain_recall(
-    text, integer, text, timestamptz, timestamptz, text, text[], text, jsonb, vector, timestamptz, boolean, text, text[]
+    text, integer, text, timestamptz, timestamptz, text, text[], text, jsonb, vector, timestamptz, boolean, text,
+    text[], text[]
 ) is
 'The first k (default every) candidates of a recall in final order with its fused score, the final score '
 'and components (every signal''s value, weight and contribution; fusion signals with their rank and '
