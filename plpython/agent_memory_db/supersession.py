@@ -47,6 +47,10 @@ TRAILING_TIME = re.compile(
 )
 MARKERS = re.compile(r"\b(?:now|no longer|not|never|don't|doesn't|do not|does not)\s+")
 PERSONS = frozenset(["i", "we"])
+# Words before a claim that are not part of it: "Quick update: Ana now leads billing", "Also, ...".
+LEAD_IN = re.compile(
+    r"^(?:(?:also|and|but|so|oh|ok|okay|well|btw|fyi|by the way|heads up|update|quick update|note|news)[,:]?\s+)+"
+)
 DETERMINER = re.compile(r"^(?:the|a|an|our|my|their|his|her)\s+")
 OWNED = re.compile(r"^(?:(?P<mine>my|our)|(?P<name>[a-z][\w.-]*)'s)\s+(?P<attribute>[\w' -]+)$")
 # Verbs of claims about people and teams ("I live in", "our CI runs on"), and the ones that place the
@@ -159,7 +163,7 @@ def frame(claim: str) -> Frame | None:
     """The frame of a claim (its first clause), or None when the rules cannot read one."""
     text = claim.casefold().replace("\u2019", "'")
     text = re.split(r";|,\s+(?:and|but|so)\s+|\.\s", text)[0]
-    text = re.sub(r"\s+", " ", text).strip(" .!")
+    text = LEAD_IN.sub("", re.sub(r"\s+", " ", text).strip(" .!"))
     change = CHANGE_MARK.search(text) is not None
     denied = DENIAL.search(text) is not None
     text = MARKERS.sub("", TRAILING_TIME.sub("", text).strip(" ,."))

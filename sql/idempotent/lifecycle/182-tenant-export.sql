@@ -166,7 +166,8 @@ begin
     select jsonb_strip_nulls(jsonb_build_object(
         'record', 'entity_state', 'agent_id', e.agent_id, 'entity', e.normalized, 'attribute', x.attribute,
         'value', x.value, 'valid_from', x.valid_from, 'valid_to', x.valid_to, 'recorded_at', x.recorded_at,
-        'recorded_by', x.recorded_by
+        'recorded_by', x.recorded_by, 'status', nullif(x.status, 'active'), 'origin', nullif(x.origin, 'caller'),
+        'evidence', memory_internal._turn_ref(tenant, x.evidence_turn_id)
     ))
     from memory.entity_states as x
     inner join memory.entities as e on x.tenant_id = e.tenant_id and x.entity_id = e.entity_id
@@ -541,10 +542,11 @@ begin
                 r ->> 'entity', r ->> 'agent_id' using errcode = 'foreign_key_violation';
         end if;
         insert into memory.entity_states (tenant_id, entity_id, attribute, value, valid_from, valid_to, recorded_at,
-                                          recorded_by)
+                                          recorded_by, status, origin, evidence_turn_id)
         select tenant, v_entity, r ->> 'attribute', r -> 'value', (r ->> 'valid_from')::timestamptz,
                (r ->> 'valid_to')::timestamptz, coalesce((r ->> 'recorded_at')::timestamptz, pg_catalog.now()),
-               coalesce(r ->> 'recorded_by', session_user)
+               coalesce(r ->> 'recorded_by', session_user), coalesce(r ->> 'status', 'active'),
+               coalesce(r ->> 'origin', 'caller'), memory_internal._imported_turn(tenant, r -> 'evidence')
         where not exists (
             select from memory.entity_states as x
             where x.tenant_id = tenant and x.entity_id = v_entity and x.attribute = r ->> 'attribute'

@@ -313,10 +313,13 @@ begin
         v_proposed := memory_internal._llm_chat('memories', v_turns, v_settings);
     end if;
 
-    -- Curated memories the session's users state (a remembered fact is one already), before the writes
-    -- below: remembering embeds each claim to look for a paraphrase.
+    -- Curated memories and entity state changes the session's users state (a remembered fact is one
+    -- already), before the writes below: remembering embeds each claim to look for a paraphrase.
     if v_settings ->> 'memory_extractor' <> 'none' and v_source_kind is distinct from 'remember' then
         perform memory_internal._extract_memories(tenant, session, v_turns, v_settings, v_proposed);
+        if (v_settings ->> 'entity_state_extraction')::boolean then
+            perform memory_internal._extract_states(tenant, session, v_turns, v_settings, v_proposed);
+        end if;
     end if;
 
     perform memory_internal._count(tenant, array['turns_indexed'], array[''], array[(

@@ -1,0 +1,70 @@
+-- Entity state read from conversations (setting entity_state_extraction): enrichment reads the state
+-- changes a session's users state (agent_memory_db.state_changes: "Ana now leads billing.", "The deploy
+-- freeze is over.") into memory.entity_states, each holding from when its turn was said, with the turn as
+-- evidence and origin patterns or llm, active or pending review as extracted_memory_status says.
+
+-- The state changes of a session's user turns: by the patterns (answer null), or from the claims of the llm
+-- extractor's answer.
+create or replace function memory_internal._propose_states(turns jsonb, answer text)
+returns table (turn_id bigint, entity text, attribute text, value text)
+language plpython3u
+stable
+as $$
+@load_python@
+import json
+from agent_memory_db import memory_extraction, state_changes
+said = json.loads(turns)
+if answer is None:
+    changes = state_changes.propose(said)
+else:
+    try:
+        proposals, _ = memory_extraction.parse_llm_memories(answer, said)
+    except ValueError as exc:
+        plpy.error("agent_memory: llm memory extraction failed: %s" % exc)
+    changes = state_changes.from_claims([(p.turn_id, p.content) for p in proposals])
+return [(c.turn_id, c.entity, c.attribute, c.value) for c in changes]
+$$;
+
+comment on function memory_internal._propose_states(jsonb, text) is
+'Internal: the entity state changes a session''s user turns state (turn, entity, attribute, value), by the '
+'patterns or from the llm memory extractor''s claims.';
+
+-- A session's state changes written in the agent's scope, each from when its turn was said; one proposed
+-- from a turn once (kept, pending or rejected) is not proposed again.
+create or replace function memory_internal._extract_states(
+    tenant text, session bigint, turns jsonb, settings jsonb, answer text
+) returns void
+language plpgsql
+as $$
+declare
+    v_agent text := (select s.agent_id from memory.sessions as s where s.tenant_id = tenant and s.session_key = session);
+    v_change record;
+begin
+    if memory.current_tenant() is distinct from tenant then
+        raise exception 'agent_memory: extracting entity states of tenant "%" as tenant "%"', tenant,
+            memory.current_tenant();
+    end if;
+    for v_change in
+        select p.turn_id, p.entity, p.attribute, p.value, t.created_at as said_at
+        from memory_internal._propose_states(turns, answer) as p
+        inner join memory.turns as t on t.tenant_id = tenant and t.turn_id = p.turn_id
+        where not exists (
+            select from memory.entity_states as x
+            inner join memory.entities as e on e.tenant_id = x.tenant_id and e.entity_id = x.entity_id
+            where x.tenant_id = tenant and x.evidence_turn_id = p.turn_id and x.attribute = p.attribute
+                and e.agent_id = v_agent and e.normalized = memory.normalize_entity(p.entity)
+        )
+        order by t.created_at, p.turn_id
+    loop
+        perform memory_internal._set_entity_state(
+            v_change.entity, v_change.attribute, to_jsonb(v_change.value), v_change.said_at, v_agent, 'other',
+            status => case when settings ->> 'extracted_memory_status' = 'pending' then 'pending' else 'active' end,
+            origin => settings ->> 'memory_extractor', evidence => v_change.turn_id
+        );
+    end loop;
+end
+$$;
+
+comment on function memory_internal._extract_states(text, bigint, jsonb, jsonb, text) is
+'Internal: writes the entity state changes a session''s users state in its agent''s scope, each from when '
+'it was said with its turn as evidence (status from extracted_memory_status; origin patterns or llm).';
