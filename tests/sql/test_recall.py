@@ -383,3 +383,23 @@ def test_decayed_importance_lifts_the_more_important_of_two_memories_only_with_i
     assert values["The on-call rota is on the wiki."] > values["The on-call phone is the red one."] > 0
     plain = [h for h in recall(memory, "on-call", k=10, weights=Jsonb({"weight_importance": 0})) if h["kind"] == "fact"]
     assert all(contribution(h["components"], "decayed_importance") == 0 for h in plain)
+
+
+def test_importance_adds_its_weight_times_a_memorys_importance(memory):
+    for content, importance in (("The on-call phone is the red one.", 1), ("The on-call rota is on the wiki.", 0.1)):
+        memory.execute(
+            "select memory.remember(%s, 'fact', agent_id => 'bot', importance => %s, enrich => 'now')",
+            (content, importance),
+        )
+
+    def facts(weights=None):
+        hits = recall(memory, "on-call rota", k=10, weights=Jsonb(weights or {}))
+        return {h["content"]: h for h in hits if h["kind"] == "fact"}
+
+    by_default = facts()
+    contributions = {content: contribution(h["components"], "importance") for content, h in by_default.items()}
+    assert contributions == {"The on-call phone is the red one.": 1, "The on-call rota is on the wiki.": 0.1}
+    # The rota answers the query better; a heavier importance puts the important phone first.
+    assert next(iter(facts({"weight_importance": 0}))) == "The on-call rota is on the wiki."
+    assert next(iter(facts({"weight_importance": 5}))) == "The on-call phone is the red one."
+    assert all(contribution(h["components"], "importance") == 0 for h in facts({"weight_importance": 0}).values())
