@@ -54,6 +54,48 @@ STATE_VALUES = frozenset(
         "postponed",
     ]
 )
+# Words that open a sentence as a name does and are none.
+NOT_NAMES = frozenset(
+    [
+        "he",
+        "she",
+        "it",
+        "they",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "everything",
+        "everyone",
+        "everybody",
+        "something",
+        "someone",
+        "nothing",
+        "nobody",
+        "anything",
+        "today",
+        "tomorrow",
+        "tonight",
+        "yesterday",
+        "now",
+        "summer",
+        "winter",
+        "spring",
+        "autumn",
+        "fall",
+        "dinner",
+        "lunch",
+        "breakfast",
+        "life",
+        "work",
+        "school",
+        "who",
+        "what",
+        "which",
+    ]
+)
 QUESTION = re.compile(r"\?\s*$")
 
 
@@ -78,13 +120,16 @@ def _change(sentence: str) -> tuple[str, str, str] | None:
         return None
     if not (said.change or said.value in STATE_VALUES):
         return None
-    if said.subject:
-        entity, attribute = said.subject, said.attribute
-    elif said.owned and said.attribute:
-        entity, attribute = said.attribute, "state"
+    if said.subject and said.attribute:
+        entity, attribute = _as_said(sentence, said.subject), said.attribute
+        # A name, as written: "He is now a manager" or "Summer is over" names nothing to keep a state of.
+        if not entity[:1].isupper() or said.subject in NOT_NAMES:
+            return None
+    elif not said.subject and said.owned and said.attribute:
+        entity, attribute = _as_said(sentence, said.attribute), "state"
     else:
         return None
-    return _as_said(sentence, entity), attribute, _as_said(sentence, said.value)
+    return entity, attribute, _as_said(sentence, said.value)
 
 
 def from_claims(claims: Sequence[tuple[int, str]]) -> list[StateChange]:

@@ -47,9 +47,16 @@ TRAILING_TIME = re.compile(
 )
 MARKERS = re.compile(r"\b(?:now|no longer|not|never|don't|doesn't|do not|does not)\s+")
 PERSONS = frozenset(["i", "we"])
+# Where a claim's first clause ends: "My editor is vim, not emacs", "I'm vegetarian but not vegan", "My manager
+# is Priya, who never misses a standup", "I live in Berlin and I don't plan to move".
+CLAUSE_END = re.compile(
+    r";|\.\s|,\s+(?:and|but|so|not|who|which|where|because|since|although|though)\b"
+    r"|\s+(?:but|because|although|though|whereas|while)\s+|\s+and\s+(?:i|we|he|she|they|it)\b"
+)
 # Words before a claim that are not part of it: "Quick update: Ana now leads billing", "Also, ...".
 LEAD_IN = re.compile(
-    r"^(?:(?:also|and|but|so|oh|ok|okay|well|btw|fyi|by the way|heads up|update|quick update|note|news)[,:]?\s+)+"
+    r"^(?:(?:also|and|but|so|oh|ok|okay|well|btw|fyi|by the way|heads up|update|quick update|note|news|actually|"
+    r"correction|sorry)[,:]?\s+)+"
 )
 DETERMINER = re.compile(r"^(?:the|a|an|our|my|their|his|her)\s+")
 OWNED = re.compile(r"^(?:(?P<mine>my|our)|(?P<name>[a-z][\w.-]*)'s)\s+(?P<attribute>[\w' -]+)$")
@@ -61,6 +68,8 @@ VERBS = (
 )
 PLACING = {"live in": "live in", "live at": "live in", "work at": "work at", "work for": "work at"}
 PLACING_CHANGES = {"moved": "live in", "relocated": "live in"}
+# Verbs by which a person says what they use: what "switched from A to B" changes.
+USING = frozenset(["use", "run", "host", "drive", "drink", "eat", "prefer", "deploy", "ship", "store", "keep"])
 PREPOSITIONS = frozenset(["in", "at", "for", "to", "on", "with", "into", "by"])
 CHANGED = re.compile(
     r"^(?P<head>.+?)\s+(?:has\s+|have\s+|was\s+|were\s+|got\s+)?(?P<verb>" + CHANGE_VERBS + r")"
@@ -82,6 +91,7 @@ class Frame:
     change: bool  # the claim says the value changed
     denied: bool  # the claim denies the value
     previous: str | None = None  # the value it changed from ("from A to B")
+    kinds: frozenset[str] = frozenset()  # what the value is: "number", "name" (neither: a description)
 
 
 def _head(head: str) -> tuple[str, str | None] | None:
@@ -137,7 +147,7 @@ def _copular(text: str, named: bool, change: bool) -> Frame | None:
     value = _value(found.group("value"))
     if attribute is None:
         return Frame(subject, "be", value, False, False, change, False)
-    # An owner's attribute holds one value; "the X" does when it is a number or a name, or said to change.
+    # An owner's attribute holds one value at a time; "the X" does when it is a number or a name, or said to change.
     return Frame(subject, attribute, value, True, bool(subject) or named or change, change, False)
 
 
@@ -154,7 +164,7 @@ def _verbal(text: str, change: bool) -> Frame | None:
     verb = found.group("verb") + (" " + preposition if preposition else "")
     if attribute is not None:
         # What a thing does is a verb of its own: "our ci runs on" is not "our ci is".
-        return Frame(subject, f"{attribute} {verb}", value, False, False, change, False)
+        return Frame(subject, f"{attribute} {verb}", value, True, False, change, False)
     verb = PLACING.get(verb, verb)
     return Frame(subject, verb, value, False, verb in PLACING.values(), change, False)
 
@@ -162,15 +172,20 @@ def _verbal(text: str, change: bool) -> Frame | None:
 def frame(claim: str) -> Frame | None:
     """The frame of a claim (its first clause), or None when the rules cannot read one."""
     text = claim.casefold().replace("\u2019", "'")
-    text = re.split(r";|,\s+(?:and|but|so)\s+|\.\s", text)[0]
+    text = CLAUSE_END.split(text)[0]
     text = LEAD_IN.sub("", re.sub(r"\s+", " ", text).strip(" .!"))
     change = CHANGE_MARK.search(text) is not None
     denied = DENIAL.search(text) is not None
     text = MARKERS.sub("", TRAILING_TIME.sub("", text).strip(" ,."))
     text = re.sub(r"\b(is|are)n't\b", r"\1", text)
-    named = bool(values(claim)[0])
-    found = _changed(text) or _copular(text, named, change) or _verbal(text, change)
-    return replace(found, denied=denied) if found else None
+    stated = values(claim)[0]
+    found = _changed(text) or _copular(text, bool(stated), change) or _verbal(text, change)
+    if found is None:
+        return None
+    # What the value is, by its first word ("a Honda Civic": a name; "parked in lot B": neither).
+    head = re.sub(r"^(?:at|on|in|by|for|to)\s+", "", found.value).split(" ", 1)[0]
+    kinds = frozenset("number" if any(c.isdigit() for c in token) else "name" for token in stated if token == head)
+    return replace(found, denied=denied, kinds=kinds)
 
 
 def _mentions(text: str, phrase: str) -> bool:
@@ -189,19 +204,50 @@ class Held:
     similarity: float | None
 
 
+def _same_subject(new: Frame, old: Frame) -> bool:
+    return new.subject == old.subject or {new.subject, old.subject} <= PERSONS
+
+
+def _changed_from(new: Frame, old: Frame | None, held: Held, threshold: float) -> str | None:
+    """Why "... from A to B" replaces a held claim that states A (not B): about the same thing, or of the same
+    subject and close in meaning, or what the same person said they use ("I use npm ..." for "I switched from
+    npm to pnpm")."""
+    assert new.previous is not None
+    stated = old.value if old is not None else held.content
+    if not _mentions(stated, new.previous) or _mentions(stated, new.value):
+        return None
+    if old is not None and new.subject and old.subject and not _same_subject(new, old):
+        return None
+    # The same thing: "our ci" moved is what "our ci runs on" said.
+    same_thing = (
+        old is not None
+        and bool(new.attribute)
+        and new.subject == old.subject
+        and (
+            (old.attribute + " ").startswith(new.attribute + " ")
+            or (new.attribute + " ").startswith(old.attribute + " ")
+        )
+    )
+    # Two things owned differ ("the staging database" is not "the production database").
+    if old is not None and new.owned and old.owned and not same_thing:
+        return None
+    close = held.similarity is not None and held.similarity >= threshold
+    used = (
+        old is not None
+        and not old.owned
+        and old.subject in PERSONS
+        and old.attribute in USING
+        and stated.startswith(new.previous)
+    )
+    return f"changed from {new.previous!r} to {new.value!r}" if same_thing or close or used else None
+
+
 def _why(new: Frame, old: Frame | None, held: Held, threshold: float) -> str | None:
     """Why the new claim replaces a held one, or None when it does not."""
     if old is not None and old.denied and not new.denied:
         return None
     if new.previous is not None:
-        stated = old.value if old is not None else held.content
-        # Two things owned differ ("the staging database" is not "the production database").
-        other = (
-            old is not None and new.owned and old.owned and (new.subject, new.attribute) != (old.subject, old.attribute)
-        )
-        if not other and _mentions(stated, new.previous) and not _mentions(stated, new.value):
-            return f"changed from {new.previous!r} to {new.value!r}"
-        return None
+        return _changed_from(new, old, held, threshold)
     if old is None or not new.attribute or (new.subject, new.attribute) != (old.subject, old.attribute):
         return None
     about = f"{new.subject} {new.attribute}".strip()
@@ -212,7 +258,9 @@ def _why(new: Frame, old: Frame | None, held: Held, threshold: float) -> str | N
     if _mentions(new.value, old.value) and _mentions(old.value, new.value):
         return None
     close = held.similarity is not None and held.similarity >= threshold
-    if (new.single and (old.single or new.change)) or (new.change and close):
+    # Said to change, or both values of one kind (names, numbers): "my car is red" does not replace "my car is
+    # a Honda Civic".
+    if (new.single and (new.change or (old.single and new.kinds & old.kinds))) or (new.change and close):
         return f"{about}: {old.value!r} is now {new.value!r}"
     return None
 

@@ -93,7 +93,20 @@ def test_the_llm_option_reads_the_llm_extractors_claims(db, http_stub):
     assert rows == [("lead", "billing", "llm")]
 
 
-def test_a_forgotten_session_takes_its_state_changes_with_it(db):
+def test_a_forgotten_session_takes_its_state_changes_with_it_and_the_value_before_holds_again(db):
     said(db, "may", "Ana now leads billing.", "2026-05-04T09:00:00Z")
+    said(db, "june", "Ana now leads payments.", "2026-06-01T09:00:00Z")
+    db.execute("select memory.forget(session_id => 'june', agent_id => 'ops')")
+    assert leads(db, "Ana") == [("billing", "2026-05-04", None)]
     db.execute("select memory.forget(session_id => 'may', agent_id => 'ops')")
     assert db.execute("select count(*) from memory.entity_states").fetchone() == (0,)
+
+
+def test_two_changes_said_at_one_instant_keep_the_later_one_when_enriched_again(db):
+    messages = [
+        {"role": "user", "content": "Ana now leads billing."},
+        {"role": "user", "content": "Correction: Ana now leads payments."},
+    ]
+    db.execute("select from memory.commit('may', %s, agent_id => 'ops', enrich => 'now')", (Json(messages),))
+    db.execute("select memory.enrich('may', 'ops')")
+    assert [value for value, _, _ in leads(db, "Ana")] == ["payments"]

@@ -191,3 +191,13 @@ def test_a_less_certain_claim_does_not_end_a_more_certain_one(db):
     reason = db.execute("select reason from memory.memory_supersessions").fetchone()[0]
     assert reason.endswith("(confidence 0.4, below the held 1)")
     assert current(db) == ["My manager is Priya.", "My manager is now Tom."]
+
+
+def test_forgetting_the_claim_that_superseded_a_memory_reopens_it(db):
+    remember(db, "My editor is vim.")
+    messages = [{"role": "user", "content": "My editor is now helix."}]
+    db.execute("select from memory.commit('summer', %s, enrich => 'now')", (Json(messages),))
+    assert current(db) == ["My editor is now helix."]
+    db.execute("select from memory.forget('summer')")
+    assert current(db) == ["My editor is vim."]
+    assert db.execute("select status, valid_to from memory.memory_items").fetchone() == ("active", None)

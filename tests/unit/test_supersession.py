@@ -43,7 +43,8 @@ def test_a_claim_the_rules_cannot_read_has_no_frame(claim):
 @pytest.mark.parametrize(
     ("new", "held"),
     [
-        ("I switched from vim to helix.", "My editor is vim."),
+        ("The deploy day moved from Tuesday to Thursday.", "The deploy day is Tuesday."),
+        ("I switched from npm to pnpm.", "I use npm for package management."),
         ("My editor is now helix.", "My editor is vim."),
         ("I work at Globex.", "I work at Acme."),
         ("The deploy day moved to Thursday.", "The deploy day is Tuesday."),
@@ -68,6 +69,26 @@ def test_a_change_or_a_denial_replaces_the_claim_it_changes(new, held):
     ],
 )
 def test_a_paraphrase_another_attribute_or_another_value_of_a_verb_replaces_nothing(new, held):
+    assert not changes(new, held, None, 0.6)
+
+
+def test_from_a_to_b_of_another_attribute_needs_a_held_claim_close_in_meaning_of_the_same_subject():
+    assert changes("I switched from vim to helix.", "My editor is vim.", 0.62, 0.6)
+    assert not changes("I switched from vim to helix.", "My editor is vim.", None, 0.6)
+    assert not changes("Ana switched from vim to helix.", "My editor is vim.", 0.9, 0.6)
+
+
+@pytest.mark.parametrize(
+    ("new", "held"),
+    [
+        ("My editor is vim, not emacs.", "My editor is vim."),  # a denial of something else
+        ("I'm vegetarian but not vegan.", "I'm vegetarian."),
+        ("My car is red.", "My car is a Honda Civic."),  # a description, not another value
+        ("My dog is 3 years old.", "My dog is named Max."),
+        ("I work at home on Fridays.", "I work at Acme."),
+    ],
+)
+def test_a_restatement_or_a_description_does_not_replace(new, held):
     assert not changes(new, held, None, 0.6)
 
 

@@ -103,6 +103,18 @@ comment on function memory_internal._superseded_by_llm(text, jsonb, jsonb) is
 'Internal: the held claim a new claim updates or retracts by the llm judge (the chat endpoint), with why; '
 'no row for add or none.';
 
+-- The last turn a memory came from (0 for none), which orders claims said at one instant.
+create or replace function memory_internal._last_evidence(tenant text, memory_id bigint) returns bigint
+language sql
+stable
+as $$
+    select coalesce(max(e.turn_id), 0) from memory.memory_evidence as e
+    where e.tenant_id = tenant and e.memory_id = _last_evidence.memory_id
+$$;
+
+comment on function memory_internal._last_evidence(text, bigint) is
+'Internal: the last turn a memory came from (0 for none), to order claims said at one instant.';
+
 -- What a new memory (current, without a key) supersedes, judged and logged, and applied when the setting
 -- is on and the new claim is no less certain (confidence) than the held one: the held memory of the agent
 -- (current, without a key, of the same kind, or fact and preference alike) ends where the new one begins;
@@ -165,7 +177,9 @@ begin
                                    else '' end,
             v_applied);
     if v_applied then
-        if v_new.valid_from >= v_old.valid_from then
+        -- Said at one instant (the turns of a session without times of their own), the later turn is newer.
+        if (v_new.valid_from, memory_internal._last_evidence(tenant, v_new.memory_id))
+            >= (v_old.valid_from, memory_internal._last_evidence(tenant, v_old.memory_id)) then
             update memory.memories as m set valid_to = v_new.valid_from, status = 'superseded'
             where m.tenant_id = tenant and m.memory_id = v_old.memory_id;
             update memory.memories as m set supersedes = v_old.memory_id

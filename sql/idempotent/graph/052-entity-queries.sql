@@ -233,12 +233,13 @@ begin
     group by o.entity_id
     order by o.entity_id;
 
+    -- An attribute's history moves where the kept entity has none; proposals (pending, rejected) always move.
     update memory.entity_states as s set entity_id = v_keep
     where s.tenant_id = v_tenant and s.entity_id = v_merge
-        and not exists (
+        and (s.status <> 'active' or not exists (
             select from memory.entity_states as k
-            where k.tenant_id = v_tenant and k.entity_id = v_keep and k.attribute = s.attribute
-        );
+            where k.tenant_id = v_tenant and k.entity_id = v_keep and k.attribute = s.attribute and k.status = 'active'
+        ));
     get diagnostics v_states = row_count;
 
     update memory.entities as e

@@ -29,8 +29,9 @@ comment on function memory_internal._propose_states(jsonb, text) is
 'Internal: the entity state changes a session''s user turns state (turn, entity, attribute, value), by the '
 'patterns or from the llm memory extractor''s claims.';
 
--- A session's state changes written in the agent's scope, each from when its turn was said; one proposed
--- from a turn once (kept, pending or rejected) is not proposed again.
+-- A session's state changes written in the agent's scope, each from when its turn was said, in the order
+-- they were said; one proposed from a turn once (kept, pending or rejected), or one whose instant already has
+-- a value of the attribute, is not proposed again.
 create or replace function memory_internal._extract_states(
     tenant text, session bigint, turns jsonb, settings jsonb, answer text
 ) returns void
@@ -51,10 +52,12 @@ begin
         where not exists (
             select from memory.entity_states as x
             inner join memory.entities as e on e.tenant_id = x.tenant_id and e.entity_id = x.entity_id
-            where x.tenant_id = tenant and x.evidence_turn_id = p.turn_id and x.attribute = p.attribute
-                and e.agent_id = v_agent and e.normalized = memory.normalize_entity(p.entity)
+            where x.tenant_id = tenant and x.attribute = p.attribute and e.agent_id = v_agent
+                and e.normalized = memory.normalize_entity(p.entity)
+                -- (a later turn said at the same instant corrected the value: it stays)
+                and (x.evidence_turn_id = p.turn_id or x.valid_from = t.created_at)
         )
-        order by t.created_at, p.turn_id
+        order by t.created_at, t.position
     loop
         perform memory_internal._set_entity_state(
             v_change.entity, v_change.attribute, to_jsonb(v_change.value), v_change.said_at, v_agent, 'other',

@@ -25,8 +25,61 @@ $$;
 comment on function memory_internal._extracted_from(text, bigint[]) is
 'Internal: the memories extracted from the given turns alone (they are removed with the turns).';
 
+-- The memories that memories now gone had superseded, reopened: a forgotten claim no longer ends what it
+-- changed. Each holds again until the next version under its key, or from now on (active).
+create or replace function memory_internal._reopen_memories(tenant text, memories bigint[]) returns void
+language sql
+as $$
+    with reopened as (
+        select p.memory_id, (
+            select min(v.valid_from) from memory.memories as v
+            where v.tenant_id = tenant and p.key is not null and v.agent_id = p.agent_id and v.key = p.key
+                and v.status <> 'retracted' and v.valid_from > p.valid_from
+        ) as next
+        from memory.memories as p
+        where p.tenant_id = tenant and p.memory_id = any(memories) and p.status = 'superseded'
+            and not exists (
+                select from memory.memories as s
+                where s.tenant_id = tenant and s.supersedes = p.memory_id and s.status <> 'retracted'
+            )
+    )
+
+    update memory.memories as m
+    set valid_to = r.next, status = case when r.next is null then 'active' else 'superseded' end
+    from reopened as r
+    where m.tenant_id = tenant and m.memory_id = r.memory_id
+$$;
+
+comment on function memory_internal._reopen_memories(text, bigint[]) is
+'Internal: reopens the given superseded memories that nothing (not retracted) supersedes any more: each holds '
+'until the next version under its key, or is active again.';
+
+-- The histories of entity attributes that lost a value, chained again: each active value holds until the
+-- next one begins (the last has no end), so the value a forgotten one had ended holds again.
+create or replace function memory_internal._rechain_entity_states(tenant text, entities bigint[], attributes text[])
+returns void
+language sql
+as $$
+    with chained as (
+        select s.state_id,
+               lead(s.valid_from) over (partition by s.entity_id, s.attribute order by s.valid_from) as next
+        from memory.entity_states as s
+        inner join unnest(entities, attributes) as k (entity_id, attribute)
+            on s.entity_id = k.entity_id and s.attribute = k.attribute
+        where s.tenant_id = tenant and s.status = 'active'
+    )
+
+    update memory.entity_states as s set valid_to = c.next
+    from chained as c
+    where s.tenant_id = tenant and s.state_id = c.state_id and s.valid_to is distinct from c.next
+$$;
+
+comment on function memory_internal._rechain_entity_states(text, bigint[], text[]) is
+'Internal: chains the active values of the given entity attributes again (each ends where the next begins).';
+
 -- Turns and everything derived from them; the caller holds their sessions' row locks. Memories extracted
--- from these turns alone go with them, and so do the turns that carry their words (unless another memory
+-- from these turns alone go with them (what they superseded holds again, and so do the entity state values
+-- the values read from them had ended), and so do the turns that carry their words (unless another memory
 -- has the same words); memories whose words are among them go too. Chunks, vectors, feedback, mentions
 -- and other memories' evidence in these turns follow by foreign key, full-text statistics
 -- by the chunk triggers; speakers and entities nothing else has are removed. A session that keeps other
@@ -51,10 +104,23 @@ declare
     v_sessions bigint [];
     v_firsts integer [];
     v_config regconfig := (memory.setting('text_search_config') #>> '{}')::regconfig;
+    v_extracted bigint [] := array(select memory_internal._extracted_from(tenant, v_said));
+    v_superseded bigint [];
+    v_states record;
 begin
+    -- What the memories and entity state values that go had ended, to reopen once they are gone.
+    v_superseded := array(
+        select m.supersedes from memory.memories as m
+        where m.tenant_id = tenant and m.supersedes is not null
+            and (m.memory_id = any(v_extracted) or m.turn_id = any(v_said))
+    );
+    select coalesce(array_agg(s.entity_id), '{}') as entities, coalesce(array_agg(s.attribute), '{}') as attributes
+    into v_states
+    from memory.entity_states as s
+    where s.tenant_id = tenant and s.evidence_turn_id = any(v_said) and s.status = 'active';
     with derived as (
         delete from memory.memories as m
-        where m.tenant_id = tenant and m.memory_id in (select memory_internal._extracted_from(tenant, v_said))
+        where m.tenant_id = tenant and m.memory_id = any(v_extracted)
         returning m.turn_id
     )
 
@@ -81,6 +147,8 @@ begin
         group by t.session_key
     ) as g;
     delete from memory.turns as t where t.tenant_id = tenant and t.turn_id = any(v_gone);
+    perform memory_internal._reopen_memories(tenant, v_superseded);
+    perform memory_internal._rechain_entity_states(tenant, v_states.entities, v_states.attributes);
 
     -- What the sessions that keep turns derived from the removed ones.
     update memory.chunks as c
