@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agent_memory_db.memory_extraction import parse_llm_memories
 from agent_memory_db.sentences import sentences
 from agent_memory_db.supersession import PERSONS, frame
 
@@ -150,3 +151,12 @@ def propose(turns: Sequence[dict]) -> list[StateChange]:
                 seen.add((change[0].casefold(), change[1]))
                 out.append(StateChange(int(turn["turn_id"]), *change))
     return out
+
+
+def of_session(turns: Sequence[dict], answer: str | None) -> list[StateChange]:
+    """A session's state changes: by the patterns (answer None), or from the claims of the llm memory
+    extractor's answer (ValueError when it is not one)."""
+    if answer is None:
+        return propose(turns)
+    proposals, _ = parse_llm_memories(answer, turns)
+    return from_claims([(p.turn_id, p.content) for p in proposals])

@@ -1,8 +1,10 @@
 """Entity state changes read from users' sentences (agent_memory_db.state_changes)."""
 
+import json
+
 import pytest
 
-from agent_memory_db.state_changes import StateChange, from_claims, propose
+from agent_memory_db.state_changes import StateChange, from_claims, of_session, propose
 
 
 def changes(text, role="user"):
@@ -47,3 +49,12 @@ def test_claims_read_elsewhere_keep_their_turn():
     assert from_claims([(3, "Ana now leads billing."), (4, "Nothing here.")]) == [
         StateChange(3, "Ana", "lead", "billing")
     ]
+
+
+def test_a_sessions_changes_come_from_the_llm_extractors_claims_when_it_answered():
+    turns = [{"turn_id": 5, "role": "user", "content": "Ana took over billing last week."}]
+    answer = {"memories": [{"turn": 0, "kind": "fact", "content": "Ana now leads billing.", "quote": "Ana took over"}]}
+    assert of_session(turns, json.dumps(answer)) == [StateChange(5, "Ana", "lead", "billing")]
+    assert of_session(turns, None) == []
+    with pytest.raises(ValueError):
+        of_session(turns, "not json")

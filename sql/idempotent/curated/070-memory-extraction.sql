@@ -41,15 +41,11 @@ create or replace function memory_internal._extract_memories(
 language plpgsql
 as $$
 declare
-    v_agent text := (select s.agent_id from memory.sessions as s where s.tenant_id = tenant and s.session_key = session);
+    v_agent text := memory_internal._extraction_agent(tenant, session, 'memories');
     v_proposal record;
     v_memory memory.remembered;
     v_held bigint;
 begin
-    if memory.current_tenant() is distinct from tenant then
-        raise exception 'agent_memory: extracting memories of tenant "%" as tenant "%"', tenant,
-            memory.current_tenant();
-    end if;
     for v_proposal in
         select p.turn_id, p.kind, p.content, t.created_at as said_at,
                case when p.context_bound then 'pending' else settings ->> 'extracted_memory_status' end as status

@@ -12,22 +12,34 @@ stable
 as $$
 @load_python@
 import json
-from agent_memory_db import memory_extraction, state_changes
-said = json.loads(turns)
-if answer is None:
-    changes = state_changes.propose(said)
-else:
-    try:
-        proposals, _ = memory_extraction.parse_llm_memories(answer, said)
-    except ValueError as exc:
-        plpy.error("agent_memory: llm memory extraction failed: %s" % exc)
-    changes = state_changes.from_claims([(p.turn_id, p.content) for p in proposals])
+from agent_memory_db.state_changes import of_session
+try:
+    changes = of_session(json.loads(turns), answer)
+except ValueError as exc:
+    plpy.error("agent_memory: llm memory extraction failed: %s" % exc)
 return [(c.turn_id, c.entity, c.attribute, c.value) for c in changes]
 $$;
 
 comment on function memory_internal._propose_states(jsonb, text) is
 'Internal: the entity state changes a session''s user turns state (turn, entity, attribute, value), by the '
 'patterns or from the llm memory extractor''s claims.';
+
+-- The agent of a session enrichment extracts from (memories, entity states), after checking that it runs
+-- as the session's tenant.
+create or replace function memory_internal._extraction_agent(tenant text, session bigint, what text) returns text
+language plpgsql
+stable
+as $$
+begin
+    if memory.current_tenant() is distinct from tenant then
+        raise exception 'agent_memory: extracting % of tenant "%" as tenant "%"', what, tenant, memory.current_tenant();
+    end if;
+    return (select s.agent_id from memory.sessions as s where s.tenant_id = tenant and s.session_key = session);
+end
+$$;
+
+comment on function memory_internal._extraction_agent(text, bigint, text) is
+'Internal: the agent of a session enrichment extracts from, or an error when it runs as another tenant.';
 
 -- A session's state changes written in the agent's scope, each from when its turn was said, in the order
 -- they were said; one proposed from a turn once (kept, pending or rejected), or one whose instant already has
@@ -38,13 +50,9 @@ create or replace function memory_internal._extract_states(
 language plpgsql
 as $$
 declare
-    v_agent text := (select s.agent_id from memory.sessions as s where s.tenant_id = tenant and s.session_key = session);
+    v_agent text := memory_internal._extraction_agent(tenant, session, 'entity states');
     v_change record;
 begin
-    if memory.current_tenant() is distinct from tenant then
-        raise exception 'agent_memory: extracting entity states of tenant "%" as tenant "%"', tenant,
-            memory.current_tenant();
-    end if;
     for v_change in
         select p.turn_id, p.entity, p.attribute, p.value, t.created_at as said_at
         from memory_internal._propose_states(turns, answer) as p
