@@ -416,6 +416,18 @@ def entity_state(
     )
 
 
+def pending_entity_states(agent_id: str | None) -> Call[list[results.PendingState]]:
+    return function("pending_entity_states", _all(results.PendingState), agent_id=agent_id)
+
+
+def approve_entity_state(state_id: int) -> Call[results.StateApproved]:
+    return function("approve_entity_state", _one(results.StateApproved), state_id=state_id)
+
+
+def reject_entity_state(state_id: int) -> Call[None]:
+    return function("reject_entity_state", lambda rows: None, state_id=state_id)
+
+
 def entity_history(entity: str, attribute: str, agent_id: str | None) -> Call[list[results.StateHistoryItem]]:
     return function(
         "entity_history", _all(results.StateHistoryItem), entity=entity, attribute=attribute, agent_id=agent_id

@@ -241,6 +241,20 @@ class Methods:
         """An entity's attribute values that hold now, or held at as_of (memory.entity_state)."""
         return self._run(calls.entity_state(entity, as_of, attribute, agent_id))
 
+    def pending_entity_states(self, *, agent_id: str | None = None) -> list[results.PendingState]:
+        """The state changes enrichment read from conversations that wait for review, oldest first
+        (memory.pending_entity_states; setting extracted_memory_status pending)."""
+        return self._run(calls.pending_entity_states(agent_id))
+
+    def approve_entity_state(self, state_id: int) -> results.StateApproved:
+        """Places a pending state change in its attribute's history from when it was said
+        (memory.approve_entity_state)."""
+        return self._run(calls.approve_entity_state(state_id))
+
+    def reject_entity_state(self, state_id: int) -> None:
+        """Rejects a pending state change: it never holds and is not proposed again (memory.reject_entity_state)."""
+        self._run(calls.reject_entity_state(state_id))
+
     def entity_history(
         self, entity: str, attribute: str, *, agent_id: str | None = None
     ) -> list[results.StateHistoryItem]:

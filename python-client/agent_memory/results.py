@@ -442,6 +442,32 @@ class Merged:
 
 
 @dataclass(frozen=True)
+class PendingState:
+    """One memory.pending_entity_states row: a state change enrichment read from a conversation, awaiting
+    review, with how it was found (origin patterns or llm) and the turn it came from."""
+
+    state_id: int
+    entity: str
+    agent_id: str
+    attribute: str
+    value: JsonValue
+    valid_from: datetime
+    origin: str
+    evidence_turn_id: int | None
+
+
+@dataclass(frozen=True)
+class StateApproved:
+    """memory.approve_entity_state: the approved value in the attribute's history, with the period it holds."""
+
+    entity_id: int
+    attribute: str
+    value: JsonValue
+    valid_from: datetime
+    valid_to: datetime | None
+
+
+@dataclass(frozen=True)
 class StateRecorded:
     """memory.set_entity_state: the value as written, with the period it holds (valid_to None: it is
     current)."""

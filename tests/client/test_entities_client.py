@@ -27,6 +27,8 @@ from agent_memory import (
     Merged,
     Neighbor,
     NotFound,
+    PendingState,
+    StateApproved,
     StateHistoryItem,
     StateRecorded,
     calls,
@@ -121,6 +123,26 @@ def test_entity_state_now_then_and_its_history(memory):
         ("postgres", JUN, None),
     ]
     assert history[0].recorded_by
+
+
+def test_state_changes_read_from_a_conversation_are_reviewed_through_the_client(dsn):
+    # The setting for this connection alone: changes stay for review.
+    with Memory(dsn + "&options=-c%20memory.extracted_memory_status%3Dpending") as memory:
+        said = [{"role": "user", "content": "Ana now leads billing.", "created_at": JUN.isoformat()}]
+        memory.commit("june", said, agent_id="ops", enrich="now")
+        memory.commit("july", [{"role": "user", "content": "The deploy freeze is over."}], agent_id="ops", enrich="now")
+        pending = memory.pending_entity_states(agent_id="ops")
+        assert all(isinstance(p, PendingState) for p in pending)
+        assert [(p.entity, p.attribute, p.value, p.origin) for p in pending] == [
+            ("Ana", "lead", "billing", "patterns"),
+            ("deploy freeze", "state", "over", "patterns"),
+        ]
+        approved = memory.approve_entity_state(pending[0].state_id)
+        assert approved == StateApproved(approved.entity_id, "lead", "billing", JUN, None)
+        assert memory.reject_entity_state(pending[1].state_id) is None
+        assert memory.pending_entity_states() == []
+        with pytest.raises(InvalidInput, match="is rejected and cannot be reviewed"):
+            memory.reject_entity_state(pending[1].state_id)
 
 
 def test_a_state_is_any_json_value_and_goes_to_agent_default_without_one(memory):
