@@ -105,6 +105,11 @@ class AsyncMethods:
         it again is refused (ForgottenSession) unless allow_forgotten."""
         return await self._run(calls.forget(session_id, agent_id))
 
+    async def pop_turn(self, session_id: str, *, agent_id: str | None = None) -> results.ExportedMessage | None:
+        """Removes the last turn of a session with what derives from it and returns it as commit takes it;
+        None when the session does not exist or is empty (memory.pop_turn). The session stays."""
+        return await self._run(calls.pop_turn(session_id, agent_id))
+
     async def forget_agent(self, agent_id: str) -> results.Forgotten:
         """Removes all of an agent's memory under one tombstone (memory.forget_agent)."""
         return await self._run(calls.forget_agent(agent_id))

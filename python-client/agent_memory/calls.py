@@ -238,6 +238,10 @@ def forget(session_id: str, agent_id: str | None) -> Call[results.Forgotten]:
     return function("forget", _one(results.Forgotten), session_id=session_id, agent_id=agent_id)
 
 
+def pop_turn(session_id: str, agent_id: str | None) -> Call[results.ExportedMessage | None]:
+    return function("pop_turn", lambda rows: rows[0]["pop_turn"], session_id=session_id, agent_id=agent_id)
+
+
 def forget_agent(agent_id: str) -> Call[results.Forgotten]:
     return function("forget_agent", _one(results.Forgotten), agent_id=agent_id)
 

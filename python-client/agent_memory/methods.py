@@ -97,6 +97,11 @@ class Methods:
         it again is refused (ForgottenSession) unless allow_forgotten."""
         return self._run(calls.forget(session_id, agent_id))
 
+    def pop_turn(self, session_id: str, *, agent_id: str | None = None) -> results.ExportedMessage | None:
+        """Removes the last turn of a session with what derives from it and returns it as commit takes it;
+        None when the session does not exist or is empty (memory.pop_turn). The session stays."""
+        return self._run(calls.pop_turn(session_id, agent_id))
+
     def forget_agent(self, agent_id: str) -> results.Forgotten:
         """Removes all of an agent's memory under one tombstone (memory.forget_agent)."""
         return self._run(calls.forget_agent(agent_id))

@@ -267,6 +267,40 @@ def test_budgets_and_options_out_of_range_are_named(memory, call, message):
         memory.execute(f"select * from {call}")
 
 
+def test_pop_turn_takes_back_the_last_turn_as_commit_took_it(db):
+    said = [
+        {
+            "role": "user",
+            "id": "u1",
+            "content": "Book a table for two at Nola.",
+            "metadata": {"item": {"n": 1, "none": None}},
+        },
+        {"role": "assistant", "id": "a1", "content": "Booked Nola for two at eight.", "name": "concierge"},
+    ]
+    db.execute("select memory.commit('dinner', %s, agent_id => 'bot', enrich => 'now')", (Json(said),))
+    popped = db.execute("select memory.pop_turn('dinner')").fetchone()[0]
+    assert {key: popped[key] for key in ("id", "role", "name", "content")} == {
+        "id": "a1",
+        "role": "assistant",
+        "name": "concierge",
+        "content": "Booked Nola for two at eight.",
+    }
+    assert "eight" not in str(db.execute("select tsv from memory.chunks").fetchall())
+    first = db.execute("select memory.pop_turn('dinner', agent_id => 'bot')").fetchone()[0]
+    assert (first["id"], first["metadata"]) == ("u1", {"item": {"n": 1, "none": None}})
+    # Empty, the session stays: popping gives nothing, and committing to it again is not refused.
+    assert db.execute("select memory.pop_turn('dinner')").fetchone()[0] is None
+    again = db.execute("select turns_added from memory.commit('dinner', %s, agent_id => 'bot')", (Json(said),))
+    assert again.fetchone()[0] == 2
+    assert (
+        db.execute("select count(*) from memory.tombstones where selector ->> 'last_turn' = 'true'").fetchone()[0] == 2
+    )
+    assert db.execute("select memory.pop_turn('no such session')").fetchone()[0] is None
+    db.execute("select memory.remember('Nola closes on Mondays.', agent_id => 'bot')")
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="holds the words of curated memories"):
+        db.execute("select memory.pop_turn('remembered', agent_id => 'bot')")
+
+
 def test_forget_range_removes_what_was_said_then_and_reindexes_what_is_left(db):
     said = [
         {

@@ -15,21 +15,20 @@ returns jsonb
 language sql
 stable
 as $$
-    select jsonb_strip_nulls(jsonb_build_object(
+    select memory_internal._without_nulls(jsonb_build_object(
         'agent_id', s.agent_id, 'session_id', s.session_id, 'source', s.source, 'model', s.model,
         'started_at', s.started_at, 'tokens_in', s.tokens_in, 'tokens_out', s.tokens_out,
         'metadata', s.metadata,
         'summary', (select m.summary from memory.summaries as m
                     where m.tenant_id = s.tenant_id and m.session_key = s.session_key and m.method = 'caller'),
         'messages', (
-            select coalesce(jsonb_agg(jsonb_build_object(
-                'id', t.message_id, 'role', t.role, 'name', t.speaker, 'content', t.content,
-                'tool_calls', t.tool_calls, 'tool_call_id', t.tool_call_id, 'tokens', t.tokens,
-                'metadata', nullif(t.metadata, '{}'), 'created_at', t.created_at
-            ) || case when with_state then jsonb_build_object(
-                'trust', t.trust, 'access_count', nullif(t.access_count, 0), 'last_accessed_at', t.last_accessed_at,
-                'recorded_at', t.recorded_at, 'embedding', t.client_embedding::text::jsonb
-            ) else '{}' end order by t.position), '[]')
+            select coalesce(jsonb_agg(memory_internal._message_json(t) || case when with_state then
+                memory_internal._without_nulls(jsonb_build_object(
+                    'trust', t.trust, 'access_count', nullif(t.access_count, 0),
+                    'last_accessed_at', t.last_accessed_at, 'recorded_at', t.recorded_at,
+                    'embedding', t.client_embedding::text::jsonb
+                ))
+            else '{}' end order by t.position), '[]')
             from memory.turns as t
             where t.tenant_id = s.tenant_id and t.session_key = s.session_key
         )
@@ -163,7 +162,7 @@ begin
     order by e.agent_id, e.normalized;
 
     return query
-    select jsonb_strip_nulls(jsonb_build_object(
+    select memory_internal._without_nulls(jsonb_build_object(
         'record', 'entity_state', 'agent_id', e.agent_id, 'entity', e.normalized, 'attribute', x.attribute,
         'value', x.value, 'valid_from', x.valid_from, 'valid_to', x.valid_to, 'recorded_at', x.recorded_at,
         'recorded_by', x.recorded_by, 'status', nullif(x.status, 'active'), 'origin', nullif(x.origin, 'caller'),

@@ -403,3 +403,31 @@ comment on function memory.commit(text, json, text, text, timestamptz, text, big
 'indexing reads (index_max_chunks x chunk_chars characters: stored whole, indexed in part). '
 'A session memory.forget removed is refused unless allow_forgotten. '
 'Pass jsonb as messages::json.';
+
+-- A JSON object without its keys whose value is null; nulls within the values are the caller's and stay
+-- (jsonb_strip_nulls would remove those too).
+create or replace function memory_internal._without_nulls(object jsonb) returns jsonb
+language sql
+immutable parallel safe
+as $$
+    select coalesce(jsonb_object_agg(e.key, e.value), '{}') from jsonb_each(object) as e where e.value <> 'null'
+$$;
+
+comment on function memory_internal._without_nulls(jsonb) is
+'Internal: a JSON object without its top-level keys whose value is null (nested nulls are kept).';
+
+-- A stored turn as the message commit took (keys that are null left out): what export and pop_turn give
+-- back, so committing it again stores the same turn.
+create or replace function memory_internal._message_json(t memory.turns) returns jsonb
+language sql
+stable
+as $$
+    select memory_internal._without_nulls(jsonb_build_object(
+        'id', t.message_id, 'role', t.role, 'name', t.speaker, 'content', t.content,
+        'tool_calls', t.tool_calls, 'tool_call_id', t.tool_call_id, 'tokens', t.tokens,
+        'metadata', nullif(t.metadata, '{}'), 'created_at', t.created_at
+    ))
+$$;
+
+comment on function memory_internal._message_json(memory.turns) is
+'Internal: a turn as the message memory.commit takes (null keys left out), as export and pop_turn give it.';
