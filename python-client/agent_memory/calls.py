@@ -198,6 +198,8 @@ class MemoryFilters(TypedDict, total=False):
     status: results.MemoryStatus | None
     as_of: datetime | None
     k: int | None
+    key_prefix: str | None  # keys that begin with it
+    memory_ids: Sequence[int] | None  # those memories alone (recall's hits' memory_id)
 
 
 def remember(content: str, options: MemoryOptions) -> Call[results.Remembered]:
@@ -214,7 +216,10 @@ def get(key: str, agent_id: str | None, as_of: datetime | None) -> Call[list[res
 
 
 def list_memories(filters: MemoryFilters) -> Call[list[results.MemoryItem]]:
-    return function("list_memories", _all(results.MemoryItem), **filters)
+    args: dict[str, Any] = dict(filters)
+    ids = filters.get("memory_ids")
+    args["memory_ids"] = None if ids is None else list(ids)
+    return function("list_memories", _all(results.MemoryItem), **args)
 
 
 def move_memory(verb: Literal["resolve", "retract", "approve"], memory_id: int) -> Call[results.MemoryItem]:

@@ -132,7 +132,7 @@ class Feedback:
 class MemoryItem:
     """A curated memory (memory.memory_items): its words, kind, key and subjects, importance and confidence,
     status and the period it holds (valid_to None: still), the version it supersedes and the one that
-    superseded it, the turn that carries its words and the turns it came from."""
+    superseded it, the turn that carries its words, the turns it came from and the caller's metadata."""
 
     memory_id: int
     agent_id: str
@@ -153,6 +153,7 @@ class MemoryItem:
     turn_id: int
     evidence_turn_ids: list[int]
     origin: Literal["remember", "patterns", "llm"]
+    metadata: dict[str, JsonValue]
 
 
 @dataclass(frozen=True)

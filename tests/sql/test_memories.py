@@ -125,6 +125,39 @@ def test_memories_filter_by_kind_subject_tag_and_words(db):
     assert contents(db, "select content from memory.rules_and_preferences") == ["Use ruff for linting."]
 
 
+def test_memories_list_by_key_prefix_case_and_all(db):
+    remember(db, "Ana prefers tea.", key="users/ana/drink")
+    remember(db, "Ana lives in Porto.", key="users/ana/home")
+    remember(db, "Bo prefers coffee.", key="users/bo/drink")
+    remember(db, "Anabel likes jazz.", key="users/anabel/music")
+    remember(db, "Deploys are on Fridays.")
+    listed = "select key from memory.list_memories(key_prefix => %s) order by key"
+    assert contents(db, listed, "users/ana/") == ["users/ana/drink", "users/ana/home"]
+    assert contents(db, listed, "users/") == [
+        "users/ana/drink",
+        "users/ana/home",
+        "users/anabel/music",
+        "users/bo/drink",
+    ]
+    assert contents(db, listed, "Users/") == [] and contents(db, listed, "users/a_a/") == []
+    bo = db.execute("select memory_id from memory.get('users/bo/drink')").fetchone()[0]
+    by_id = "select content from memory.list_memories(memory_ids => %s)"
+    assert contents(db, by_id, [bo, 424242]) == ["Bo prefers coffee."]
+
+
+def test_a_memory_keeps_its_metadata_and_the_same_claim_again_adds_to_it(db):
+    row = "select metadata from memory.remember(%s, key => 'deploy', metadata => %s::jsonb)"
+    assert db.execute(row, ("Deploys are on Fridays.", Json({"source": "ops", "n": 1}))).fetchone()[0] == {
+        "source": "ops",
+        "n": 1,
+    }
+    assert db.execute(row, ("Deploys are on Fridays.", Json({"n": 2}))).fetchone()[0] == {"source": "ops", "n": 2}
+    # A new claim under the key is a new version with the metadata given with it alone.
+    assert db.execute(row, ("Deploys are on Mondays.", Json({"by": "ana"}))).fetchone()[0] == {"by": "ana"}
+    history = "select metadata from memory.list_memories(status => 'superseded')"
+    assert contents(db, history) == [{"source": "ops", "n": 2}]
+
+
 def test_evidence_turns_are_kept_and_checked(db):
     message = [{"role": "user", "content": "I always want dark mode."}]
     db.execute("select memory.commit('s1', %s, enrich => 'none')", (Json(message),))

@@ -39,7 +39,10 @@ def build_tenant(db: psycopg.Connection) -> None:
         )
     db.execute("select memory.set_summary('incident', 'Backups failed: the disk was full.', agent_id => 'team')")
     for lead in ("Ana leads the security work.", "Bo leads the security work."):
-        db.execute("select memory.remember(%s, 'fact', agent_id => 'team', key => 'security.lead')", (lead,))
+        db.execute(
+            "select memory.remember(%s, 'fact', agent_id => 'team', key => 'security.lead', metadata => %s)",
+            (lead, Jsonb({"said_by": lead.split()[0], "why": None})),
+        )
     db.execute(
         "select memory.give_feedback('unhelpful', turn_id => t.turn_id, query => 'backup')"
         " from memory.turns as t where t.message_id = 'i3'"
@@ -106,13 +109,13 @@ def test_turn_state_summaries_and_history_come_back(db, empty):
     )
     assert empty.execute(summaries).fetchall() == db.execute(summaries).fetchall()
     chain = (
-        "select m.content, m.status, p.content from memory.memories as m"
+        "select m.content, m.status, p.content, m.metadata from memory.memories as m"
         " left join memory.memories as p on p.memory_id = m.supersedes"
         " where m.key = 'security.lead' order by m.memory_id"
     )
     assert empty.execute(chain).fetchall() == [
-        ("Ana leads the security work.", "superseded", None),
-        ("Bo leads the security work.", "active", "Ana leads the security work."),
+        ("Ana leads the security work.", "superseded", None, {"said_by": "Ana", "why": None}),
+        ("Bo leads the security work.", "active", "Ana leads the security work.", {"said_by": "Bo", "why": None}),
     ]
     evidence = (
         "select m.content, array_agg(t.message_id order by t.message_id) from memory.memories as m"
@@ -219,6 +222,10 @@ def test_lines_of_memory_export_are_session_records(db):
             r"memory kind must be one of fact, .*got gossip",
         ),
         ({"record": "memory", "kind": "fact", "content": "x"}, r"a memory record needs \"id\""),
+        (
+            {"record": "memory", "id": 9, "kind": "fact", "content": "x", "metadata": [1]},
+            r"a memory record's \"metadata\" must be a JSON object, got \[1\]",
+        ),
         ({"record": "session", "session_id": "s"}, r"a session record needs \"messages\""),
         ({"record": "session", "session_id": "s", "messages": [{"content": "hi"}]}, r"message 0 has no role"),
         ({"record": "feedback", "turn": ["team", "nowhere", 1], "verdict": "helpful"}, r"feedback names no turn"),

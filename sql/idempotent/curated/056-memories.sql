@@ -24,7 +24,7 @@ comment on function memory_internal._memory_evidence(text, bigint) is
 'Internal: the turns a memory came from (memory.memory_evidence), in order.';
 
 -- A memory as the functions return it: its words, kind, key and period, the version it supersedes and the
--- one that superseded it, the turn that carries its words and the turns it came from.
+-- one that superseded it, the turn that carries its words, the turns it came from and the caller's metadata.
 create or replace view memory.memory_items as
 select
     m.memory_id,
@@ -52,7 +52,8 @@ select
         select coalesce(array_agg(e.turn_id order by e.turn_id), '{}') from memory.memory_evidence as e
         where e.tenant_id = m.tenant_id and e.memory_id = m.memory_id
     ) as evidence_turn_ids,
-    m.origin
+    m.origin,
+    m.metadata
 from memory.memories as m
 where m.tenant_id = (select memory.current_tenant());
 
@@ -127,7 +128,8 @@ comment on function memory.get(text, text, timestamptz) is
 
 create or replace function memory.list_memories(
     kind text default null, agent_id text default null, subject text default null, tag text default null,
-    search text default null, status text default null, as_of timestamptz default null, k integer default 100
+    search text default null, status text default null, as_of timestamptz default null, k integer default 100,
+    key_prefix text default null, memory_ids bigint[] default null
 ) returns setof memory.memory_items
 language plpgsql
 stable
@@ -159,6 +161,8 @@ begin
         and (list_memories.subject is null or i.subjects @> array[memory.normalize_entity(list_memories.subject)])
         and (list_memories.tag is null or i.tags @> array[list_memories.tag])
         and (list_memories.search is null or strpos(lower(i.content), lower(list_memories.search)) > 0)
+        and (list_memories.key_prefix is null or starts_with(i.key, list_memories.key_prefix))
+        and (list_memories.memory_ids is null or i.memory_id = any(list_memories.memory_ids))
         and case when list_memories.status is null then memory.memory_holds(i.status, i.valid_from, i.valid_to,
                                                                                  list_memories.as_of)
                  else i.status = list_memories.status end
@@ -167,10 +171,11 @@ begin
 end
 $$;
 
-comment on function memory.list_memories(text, text, text, text, text, text, timestamptz, integer) is
+comment on function memory.list_memories(text, text, text, text, text, text, timestamptz, integer, text, bigint[]) is
 'This tenant''s memories, most important then newest first, at most k (default 100): those that hold now '
 '(active or ongoing, not superseded), or those that held at as_of, or those of one status. Filters: kind, '
-'agent_id, subject (normalized as entity names), tag, search (words in the content, any case).';
+'agent_id, subject (normalized as entity names), tag, search (words in the content, any case), key_prefix '
+'(keys that begin with it, case and all), memory_ids (those memories alone, as recall returned them).';
 
 -- Moves a current memory to a final status; the row after the move.
 create or replace function memory_internal._end_memory(memory_id bigint, status text, verb text)

@@ -299,11 +299,11 @@ begin
             where m.tenant_id = v_tenant and m.memory_id = v_before and (m.valid_to is null or m.valid_to > v_from);
         end if;
         insert into memory.memories (tenant_id, agent_id, kind, content, key, subjects, tags, importance, confidence,
-                                     status, valid_from, valid_to, canonical, turn_id, supersedes)
+                                     status, valid_from, valid_to, canonical, turn_id, supersedes, metadata)
         values (v_tenant, remember.agent_id, remember.kind, v_text, v_key, v_subjects,
                 coalesce(remember.tags, '{}'), remember.importance, remember.confidence,
                 case when v_next is null then remember.status else 'superseded' end, v_from, v_next, v_canonical,
-                v_turn, v_before)
+                v_turn, v_before, remember.metadata)
         returning memory.memories.memory_id into v_id;
         perform memory_internal._add_evidence(v_tenant, v_id, v_evidence);
         -- The version after a backdated one now follows it.
@@ -323,10 +323,14 @@ begin
                     v_paraphrased.similarity, false, v_id);
         end if;
     end if;
-    -- A claim held already, said again, is as certain as the more certain of the two sayings.
-    update memory.memories as m set confidence = remember.confidence
+    -- A claim held already, said again, is as certain as the more certain of the two sayings; the same claim
+    -- has the metadata given with it too (a paraphrase keeps its own).
+    update memory.memories as m
+    set confidence = greatest(m.confidence, remember.confidence),
+        metadata = case when v_outcome = 'unchanged' then m.metadata || remember.metadata else m.metadata end
     where v_outcome in ('unchanged', 'merged') and m.tenant_id = v_tenant and m.memory_id = v_id
-        and m.confidence < remember.confidence;
+        and (m.confidence < remember.confidence
+             or v_outcome = 'unchanged' and m.metadata || remember.metadata <> m.metadata);
     return query select i.*, v_outcome from memory.memory_items as i where i.memory_id = v_id;
 end
 $$;
@@ -339,8 +343,9 @@ comment on function memory.remember(
 '(default now), evidence (turn ids it came from) and status (active; ongoing for work in progress; pending '
 'for a proposal awaiting review, without a key, which recall leaves out until memory.approve). The '
 'same claim (kind, subjects and normalized words) remembered again is the same memory (outcome '
-'unchanged). A different claim under a key the agent holds supersedes the current one, which ends at '
-'valid_from (outcome updated); a backdated one takes its place in the key''s history. Its words are a turn '
+'unchanged; the metadata given adds its keys to the memory''s). A different claim under a key the agent '
+'holds supersedes the current one, which ends at valid_from (outcome updated); a backdated one takes its '
+'place in the key''s history. Its words are a turn '
 'of session ''remembered'', enriched now by default (enrich: now, queue or none) and recalled like any '
 'turn. A paraphrase of a memory the agent holds (setting memory_dedup: vectors within '
 'memory_dedup_threshold, the same numbers, names and polarity) is merged into it (outcome merged, logged in '

@@ -1,0 +1,21 @@
+-- Memories keep the metadata they were remembered with (0.4.0): memory.memory_items, and so get,
+-- list_memories and remember, return it, and export carries it. Before, it was only on the turn that
+-- carries the words, which memories with the same words share; those are read back from that turn.
+-- remember's row type takes it before outcome. list_memories takes key_prefix and memory_ids, so the
+-- signature without them goes.
+alter table memory.memories
+add column metadata jsonb not null default '{}' check (jsonb_typeof(metadata) = 'object');
+update memory.memories as m set metadata = t.metadata - 'kind'
+from memory.turns as t
+where t.tenant_id = m.tenant_id and t.turn_id = m.turn_id and m.origin = 'remember' and t.metadata - 'kind' <> '{}';
+drop function if exists memory.remember(
+    text, text, text, jsonb, text, text, text[], text[], double precision, double precision, timestamptz, bigint[], text
+);
+drop type memory.remembered;
+create type memory.remembered as (
+    memory_id bigint, agent_id text, kind text, content text, key text, subjects text [], tags text [],
+    importance double precision, confidence double precision, status text, valid_from timestamptz,
+    valid_to timestamptz, recorded_at timestamptz, recorded_by text, supersedes bigint, superseded_by bigint,
+    turn_id bigint, evidence_turn_ids bigint [], origin text, metadata jsonb, outcome text
+);
+drop function if exists memory.list_memories(text, text, text, text, text, text, timestamptz, integer);
