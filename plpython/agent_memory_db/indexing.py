@@ -63,6 +63,9 @@ class IndexPolicy:
     min_chars: int = 12
     chunk_chars: int = 1500
     max_chunks: int = 16
+    # Each turn a claim of its own (the words of curated memories): indexed whatever its length or form,
+    # without the turns before it as context.
+    claims: bool = False
 
     @property
     def max_chars(self) -> int:
@@ -171,9 +174,9 @@ def index_chunks(turns: Sequence[dict], policy: IndexPolicy) -> list[Chunk]:
     context: list[tuple[int, str]] = []
     for turn in turns:
         own = indexed_text(turn)
-        if turn["role"] not in policy.roles or is_noise(own, policy.min_chars):
+        if turn["role"] not in policy.roles or (not policy.claims and is_noise(own, policy.min_chars)):
             continue
-        recent = context[-policy.context_turns :] if policy.context_turns > 0 else []
+        recent = context[-policy.context_turns :] if policy.context_turns > 0 and not policy.claims else []
         prefix = "\n".join(text for _, text in recent)
         before = recent[-1][0] if recent else None
         for number, piece in enumerate(split_chunks(own[: policy.max_chars], policy.chunk_chars)):
@@ -185,8 +188,9 @@ def index_chunks(turns: Sequence[dict], policy: IndexPolicy) -> list[Chunk]:
     return chunks
 
 
-def policy_from_settings(settings: dict) -> IndexPolicy:
+def policy_from_settings(settings: dict, claims: bool = False) -> IndexPolicy:
     return IndexPolicy(
+        claims=claims,
         roles=frozenset(settings["index_roles"]),
         context_turns=int(settings["index_context_turns"]),
         min_chars=int(settings["index_min_chars"]),

@@ -19,3 +19,7 @@ create type memory.remembered as (
     turn_id bigint, evidence_turn_ids bigint [], origin text, metadata jsonb, outcome text
 );
 drop function if exists memory.list_memories(text, text, text, text, text, text, timestamptz, integer);
+-- A memory's words under a key are a turn of their own (_memory_turn takes the key), and remembered claims
+-- are chunked each on its own (_chunk_turns takes claims): the signatures without them go.
+drop function if exists memory_internal._memory_turn(text, text, text, jsonb, text);
+drop function if exists memory_internal._chunk_turns(jsonb, jsonb);

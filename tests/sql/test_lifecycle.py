@@ -414,9 +414,9 @@ def test_a_forgotten_turn_held_as_context_by_a_later_turn_is_found_by_no_recall(
     assert found_anywhere(db, "roadmap")  # the turns left are still found by their own words
 
 
-def test_the_words_of_a_forgotten_memory_held_as_context_are_found_by_no_recall(db):
-    # Memories extracted from what users say are kept as turns of one session ('remembered'), each indexed
-    # with the one before as context: forgetting where one came from forgets its words there too.
+def test_remembered_claims_are_indexed_each_on_its_own_and_a_forgotten_one_is_found_nowhere(db):
+    # Memories extracted from what users say are kept as turns of one session ('remembered'): each is
+    # indexed on its own words, not beside the claim before it, so one claim never matches another's words.
     db.commit()
     db.autocommit = True
     for session, said in (
@@ -427,10 +427,10 @@ def test_the_words_of_a_forgotten_memory_held_as_context_are_found_by_no_recall(
         db.execute("call memory.work(100)")  # the session, then the words of the memory it proposed
         db.execute("call memory.work(100)")
     held = db.execute(
-        "select c.context_length > 0 from memory.chunks as c join memory.sessions as s using (tenant_id, session_key)"
-        " where s.session_id = 'remembered' and c.text ~ 'oolong'"
-    ).fetchone()
-    assert held == (True,)  # the second memory's words are indexed with the first's beside them
+        "select c.context_length from memory.chunks as c join memory.sessions as s using (tenant_id, session_key)"
+        " where s.session_id = 'remembered' order by c.turn_id"
+    ).fetchall()
+    assert held == [(0,), (0,)]
     assert found_anywhere(db, "zebracode")
     db.execute("select memory.forget('keyboards')")
     assert [content for (content,) in db.execute("select content from memory.memories")] == [

@@ -1,6 +1,7 @@
 """Curated memories: remembered by key and by claim, superseded with their history kept, read at a point in
 time, resolved and retracted, left out of recall and bootstrap once they no longer hold."""
 
+import hashlib
 from datetime import datetime, timezone
 
 import psycopg
@@ -14,6 +15,10 @@ def remember(db, content, **extra):
         f"select memory_id, status, supersedes, outcome from memory.remember(%(content)s{names})",
         {"content": content, **extra},
     ).fetchone()
+
+
+def sha256_hex(text):
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def contents(db, sql, *args):
@@ -143,6 +148,32 @@ def test_memories_list_by_key_prefix_case_and_all(db):
     bo = db.execute("select memory_id from memory.get('users/bo/drink')").fetchone()[0]
     by_id = "select content from memory.list_memories(memory_ids => %s)"
     assert contents(db, by_id, [bo, 424242]) == ["Bo prefers coffee."]
+
+
+def test_the_same_words_under_two_keys_are_two_turns_and_recall_finds_each(db):
+    for key in ("users/ana/theme", "users/bo/theme"):
+        remember(db, "Prefers dark mode in every editor.", key=key, tags=[key.split("/")[1]])
+    assert db.execute("select count(distinct turn_id) from memory.memories").fetchone()[0] == 2
+    found = (
+        "select m.key from memory.recall('dark mode editor', tags => %s) as h"
+        " join memory.memories as m using (memory_id)"
+    )
+    assert contents(db, found, ["ana"]) == ["users/ana/theme"] and contents(db, found, ["bo"]) == ["users/bo/theme"]
+
+
+def test_words_remembered_under_a_key_before_0_4_keep_their_turn(db):
+    # Before 0.4.0 the turn of a memory's words was named by the hash of the words alone.
+    legacy = {
+        "role": "user",
+        "content": "Deploys are on Fridays.",
+        "id": "remembered:" + sha256_hex("Deploys are on Fridays."),
+    }
+    db.execute("select memory.commit('remembered', %s, source => 'remember', enrich => 'none')", (Json([legacy]),))
+    remember(db, "Deploys are on Fridays.", key="deploy.day")
+    assert db.execute("select count(*) from memory.turns").fetchone()[0] == 1
+    # Under another key, the same words are a turn of their own.
+    remember(db, "Deploys are on Fridays.", key="release.day")
+    assert db.execute("select count(*) from memory.turns").fetchone()[0] == 2
 
 
 def test_a_memory_keeps_its_metadata_and_the_same_claim_again_adds_to_it(db):

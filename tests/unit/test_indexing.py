@@ -53,6 +53,16 @@ def test_context_is_the_previous_indexed_turns_kept_apart_from_the_turns_own_wor
     ]
 
 
+def test_claims_are_indexed_each_on_its_own_however_short():
+    policy = IndexPolicy(context_turns=2, min_chars=12, claims=True)
+    chunks = index_chunks(turns("Ana lives in Porto.", "Ana Silva", "yes"), policy)
+    assert [(c.turn_id, c.text, c.context, c.context_turn_id) for c in chunks] == [
+        (0, "Ana lives in Porto.", "", None),
+        (1, "Ana Silva", "", None),
+        (2, "yes", "", None),
+    ]
+
+
 def test_roles_outside_the_policy_are_skipped():
     assert index_chunks(turns("a system prompt here", role="system"), IndexPolicy()) == []
     assert index_chunks(turns("a tool result here", role="tool"), IndexPolicy(roles=frozenset({"user"}))) == []

@@ -52,22 +52,35 @@ comment on function memory_internal._remembered_turn(text, text) is
 'Internal: the turn of an agent''s session ''remembered'' with a message id, or null.';
 
 -- The turn that carries a memory's words: committed to the agent's session 'remembered', its id the hash
--- of the text (the same text is one turn). A failed enrichment (an endpoint down) leaves the turn queued.
+-- of the text and the key (the same text under the same key, or without one, is one turn; under two keys,
+-- two, so that recall finds each memory). A failed enrichment (an endpoint down) leaves the turn queued.
 create or replace function memory_internal._memory_turn(
-    content text, kind text, agent_id text, metadata jsonb, enrich text
+    content text, kind text, agent_id text, metadata jsonb, enrich text, key text default null
 )
 returns bigint
 language plpgsql
 as $$
 declare
-    v_id text := 'remembered:' || encode(sha256(convert_to(content, 'UTF8')), 'hex');
+    v_id text := 'remembered:' || encode(sha256(convert_to(coalesce(_memory_turn.key || chr(31), '') || content, 'UTF8')), 'hex');
     v_messages jsonb := jsonb_build_array(jsonb_build_object(
         'role', 'user', 'content', content, 'id', v_id, 'metadata', metadata || jsonb_build_object('kind', kind)
     ));
     v_turn bigint;
 begin
-    -- Words remembered before are that turn, and the session is left as it is.
+    -- Words remembered before are that turn, and the session is left as it is. Before 0.4.0 the id was the
+    -- hash of the text alone: such a turn is the key's too while no memory of another key (or none) has it.
     v_turn := memory_internal._remembered_turn(agent_id, v_id);
+    if v_turn is null and _memory_turn.key is not null then
+        v_turn := memory_internal._remembered_turn(
+            agent_id, 'remembered:' || encode(sha256(convert_to(content, 'UTF8')), 'hex')
+        );
+        if exists (
+            select from memory.memories as m
+            where m.tenant_id = memory.current_tenant() and m.turn_id = v_turn and m.key is distinct from _memory_turn.key
+        ) then
+            v_turn := null;
+        end if;
+    end if;
     if v_turn is not null then
         return v_turn;
     end if;
@@ -87,8 +100,9 @@ begin
 end
 $$;
 
-comment on function memory_internal._memory_turn(text, text, text, jsonb, text) is
-'Internal: the key of the turn of session ''remembered'' that carries a memory''s words (committed if new).';
+comment on function memory_internal._memory_turn(text, text, text, jsonb, text, text) is
+'Internal: the key of the turn of session ''remembered'' that carries a memory''s words under its key (committed '
+'if new).';
 
 -- The turn ids a caller gave as evidence, checked: every one must be a turn of this tenant.
 create or replace function memory_internal._evidence_turns(turn_ids bigint[]) returns bigint[]
@@ -282,7 +296,8 @@ begin
         v_id := v_paraphrased.memory_id;
         v_outcome := 'merged';
     else
-        v_turn := memory_internal._memory_turn(v_text, remember.kind, remember.agent_id, remember.metadata, remember.enrich);
+        v_turn := memory_internal._memory_turn(v_text, remember.kind, remember.agent_id, remember.metadata,
+                                               remember.enrich, v_key);
         -- Under a key, the new claim is placed in the key's history by valid_from: the version before it
         -- ends where it begins, and a backdated one ends where the next begins.
         if v_key is not null then

@@ -446,7 +446,7 @@ begin
                coalesce((r ->> 'valid_from')::timestamptz, pg_catalog.now()), (r ->> 'valid_to')::timestamptz,
                coalesce((r ->> 'recorded_at')::timestamptz, pg_catalog.now()), coalesce(r ->> 'recorded_by', session_user),
                v_canonical,
-               memory_internal._memory_turn(r ->> 'content', r ->> 'kind', v_agent, '{}', 'queue'),
+               memory_internal._memory_turn(r ->> 'content', r ->> 'kind', v_agent, '{}', 'queue', r ->> 'key'),
                (select i.memory_id from pg_temp._agent_memory_import_memories as i
                 where i.source_id = (r ->> 'supersedes')::bigint),
                coalesce(r ->> 'tier', 'hot'), coalesce((r ->> 'tier_since')::timestamptz, pg_catalog.now()),

@@ -39,8 +39,9 @@ comment on function memory_internal._check_text_search_config(jsonb) is
 'Internal: an error unless the value names a text search configuration of this database.';
 
 -- The chunks the indexing settings produce for a session's turns: each chunk's own text, and for a
--- turn's first chunk the preceding turns' text as context with the key of the turn just before it.
-create or replace function memory_internal._chunk_turns(turns jsonb, settings jsonb)
+-- turn's first chunk the preceding turns' text as context with the key of the turn just before it. The
+-- words of remembered claims (claims) are each indexed on their own, however short.
+create or replace function memory_internal._chunk_turns(turns jsonb, settings jsonb, claims boolean default false)
 returns table (turn_id bigint, chunk_no integer, text text, context text, context_turn_id bigint)
 language plpython3u
 volatile
@@ -48,12 +49,14 @@ as $$
 @load_python@
 import json
 from agent_memory_db import indexing
-chunks = indexing.index_chunks(json.loads(turns), indexing.policy_from_settings(json.loads(settings)))
+policy = indexing.policy_from_settings(json.loads(settings), claims)
+chunks = indexing.index_chunks(json.loads(turns), policy)
 return [(c.turn_id, c.chunk_no, c.text, c.context, c.context_turn_id) for c in chunks]
 $$;
 
-comment on function memory_internal._chunk_turns(jsonb, jsonb) is
-'Internal: the chunks to index for a session''s turns (noise filtered, long turns split, context beside).';
+comment on function memory_internal._chunk_turns(jsonb, jsonb, boolean) is
+'Internal: the chunks to index for a session''s turns (noise filtered, long turns split, context beside; '
+'claims: each turn on its own, whatever its length).';
 
 create or replace function memory_internal._summarize_turns(turns jsonb, settings jsonb)
 returns table (method text, summary text, decisions jsonb, open_loops jsonb)
@@ -157,7 +160,10 @@ begin
     from unnest(sessions) as s (session_key)
     cross join lateral (
         select array_agg(n.turn_id) as keys, array_agg(n.chunk_no) as nos, array_agg(n.text) as texts
-        from memory_internal._chunk_turns(memory_internal._session_turns(tenant, s.session_key), v_settings) as n
+        from memory_internal._chunk_turns(
+            memory_internal._session_turns(tenant, s.session_key), v_settings,
+            (select x.source = 'remember' from memory.sessions as x where x.tenant_id = tenant and x.session_key = s.session_key)
+        ) as n
     ) as c
     cross join lateral memory_internal._chunks_to_embed(tenant, c.keys, c.nos, c.texts, v_model.model) as e;
     if v_texts is not null then
@@ -289,7 +295,9 @@ begin
     select coalesce(array_agg(n.turn_id), '{}'), coalesce(array_agg(n.chunk_no), '{}'), coalesce(array_agg(n.text), '{}'),
            coalesce(array_agg(n.context), '{}'), coalesce(array_agg(n.context_turn_id), '{}')
     into v_chunk_keys, v_chunk_nos, v_chunk_texts, v_chunk_contexts, v_chunk_context_keys
-    from memory_internal._chunk_turns(v_turns, v_settings) as n;
+    -- Remembered claims are each on its own: the claim before one is no context of it (it would make a
+    -- claim match the words of another, even of one superseded since), and one is short because it is.
+    from memory_internal._chunk_turns(v_turns, v_settings, v_source_kind = 'remember') as n;
     if v_model is not null and v_model.provider <> 'client' then
         select array_agg(n.text), array_agg(n.turn_id), array_agg(n.chunk_no) into v_texts, v_keys, v_chunks
         from memory_internal._chunks_to_embed(tenant, v_chunk_keys, v_chunk_nos, v_chunk_texts, v_model.model) as n;
