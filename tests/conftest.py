@@ -103,6 +103,15 @@ def logins(db: psycopg.Connection) -> Any:
 
 
 @pytest.fixture
+def tenant_dsn(db: psycopg.Connection, logins: Logins) -> str:
+    """A connection string for a login role bound to tenant "acme" (granted memory_tenant), as an
+    application is deployed: row-level security on (the framework adapters' tests connect so)."""
+    logins.create(tenant="acme")
+    info = db.info
+    return f"postgresql://{logins.names[-1]}@/{info.dbname}?host={info.host}&port={info.port}"
+
+
+@pytest.fixture
 def http_stub():
     """An OpenAI-compatible server on loopback (see tests/http_stub.py)."""
     from http_stub import Stub
