@@ -23,3 +23,10 @@ drop function if exists memory.list_memories(text, text, text, text, text, text,
 -- are chunked each on its own (_chunk_turns takes claims): the signatures without them go.
 drop function if exists memory_internal._memory_turn(text, text, text, jsonb, text);
 drop function if exists memory_internal._chunk_turns(jsonb, jsonb);
+-- A commit to the session 'remembered' enriches its new turns alone: the steps take which turns.
+drop function if exists memory_internal._enrich_session(text, bigint);
+drop function if exists memory_internal._session_turns(text, bigint);
+drop function if exists memory_internal._write_chunks(
+    text, bigint, regconfig, bigint[], integer[], text[], text[], bigint[]
+);
+drop function if exists memory_internal._write_mentions(text, bigint, jsonb, jsonb, text);

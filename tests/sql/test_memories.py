@@ -176,6 +176,22 @@ def test_words_remembered_under_a_key_before_0_4_keep_their_turn(db):
     assert db.execute("select count(*) from memory.turns").fetchone()[0] == 2
 
 
+def test_remembering_indexes_the_new_claim_alone_and_keeps_the_others(db):
+    indexed = "select value from memory.metrics where metric = 'turns_indexed'"
+    remember(db, "Ana leads the billing team in Lisbon.", key="ana.role")
+    remember(db, "Bo runs the Porto office.", key="bo.role")
+    assert db.execute(indexed).fetchone()[0] == 2  # one turn each time, not the session's every turn
+    mentions = "select count(*) from memory.entity_mentions"
+    before = db.execute(mentions).fetchone()[0]
+    remember(db, "Dana Costa joined the Berlin office.", key="dana.start")
+    assert db.execute(indexed).fetchone()[0] == 3 and db.execute(mentions).fetchone()[0] > before
+    assert db.execute("select count(*) from memory.chunks").fetchone()[0] == 3
+    # Enriching the session as a whole (memory.enrich, the queue) reads every claim again, and finds the same.
+    db.execute("select memory.enrich('remembered')")
+    assert db.execute(indexed).fetchone()[0] == 6
+    assert db.execute("select count(*) from memory.chunks").fetchone()[0] == 3
+
+
 def test_a_memory_keeps_its_metadata_and_the_same_claim_again_adds_to_it(db):
     row = "select metadata from memory.remember(%s, key => 'deploy', metadata => %s::jsonb)"
     assert db.execute(row, ("Deploys are on Fridays.", Json({"source": "ops", "n": 1}))).fetchone()[0] == {

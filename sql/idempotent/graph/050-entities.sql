@@ -203,12 +203,13 @@ comment on function memory_internal._extract_mentions(jsonb, jsonb, text) is
 -- the co-occurrence edges with them. Set-based: a statement per step, not per mention. named: the llm
 -- extractor's answer for the session (null: the rules), asked before any write.
 create or replace function memory_internal._write_mentions(
-    tenant text, session bigint, turns jsonb, settings jsonb, named text
+    tenant text, session bigint, turns jsonb, settings jsonb, named text, only_these boolean default false
 )
 returns void
 language plpgsql
 as $$
 declare
+    v_given bigint [] := array(select (t.turn ->> 'turn_id')::bigint from jsonb_array_elements(turns) as t (turn));
     v_agent_id text := (select s.agent_id from memory.sessions as s where s.tenant_id = tenant and s.session_key = session);
     v_found_turns bigint [];
     v_found_keys text [];
@@ -270,7 +271,7 @@ begin
     from unnest(v_turns, v_entities, v_counts) as n (t, e, c)
     full join (
         select m.turn_id, m.entity_id, m.mentions from memory.entity_mentions as m
-        where m.tenant_id = tenant and m.session_key = session
+        where m.tenant_id = tenant and m.session_key = session and (not only_these or m.turn_id = any(v_given))
     ) as o on n.t = o.turn_id and n.e = o.entity_id
     where n.c is distinct from o.mentions;
     if v_changed is null then
@@ -285,5 +286,6 @@ begin
 end
 $$;
 
-comment on function memory_internal._write_mentions(text, bigint, jsonb, jsonb, text) is
-'Internal: replaces a session''s entity mentions when what its turns mention changed.';
+comment on function memory_internal._write_mentions(text, bigint, jsonb, jsonb, text, boolean) is
+'Internal: replaces a session''s entity mentions when what its turns mention changed (only_these: the mentions '
+'of the turns given alone, the others kept).';

@@ -94,8 +94,10 @@ $$;
 comment on function memory_internal._session_source_sha256(text, bigint) is
 'Internal: the hash of a session''s turns that its summary records (summaries.source_sha256).';
 
--- A session's turns as the Python side reads them (chunking, summary, extraction), in order.
-create or replace function memory_internal._session_turns(tenant text, session bigint) returns jsonb
+-- A session's turns as the Python side reads them (chunking, summary, extraction), in order; unindexed:
+-- those without a chunk yet alone.
+create or replace function memory_internal._session_turns(tenant text, session bigint, unindexed boolean default false)
+returns jsonb
 language plpgsql
 stable
 as $$
@@ -105,13 +107,18 @@ begin
                     'turn_id', t.turn_id, 'role', t.role, 'name', t.speaker, 'content', t.content,
                     'tool_calls', t.tool_calls, 'entities', t.metadata -> 'entities')
                     order by t.position), '[]')
-        from memory.turns as t where t.tenant_id = tenant and t.session_key = session
+        from memory.turns as t
+        where t.tenant_id = tenant and t.session_key = session
+            and (not unindexed or not exists (
+                select from memory.chunks as c where c.tenant_id = tenant and c.turn_id = t.turn_id
+            ))
     );
 end
 $$;
 
-comment on function memory_internal._session_turns(text, bigint) is
-'Internal: a session''s turns as JSON, in order, as chunking, summaries and extraction read them.';
+comment on function memory_internal._session_turns(text, bigint, boolean) is
+'Internal: a session''s turns as JSON, in order, as chunking, summaries and extraction read them (unindexed: '
+'those without a chunk yet).';
 
 -- Of a session's chunks, those without a vector of the model for their text as it is now. Each is looked
 -- up by its key (a lateral subquery the limit keeps from being flattened): the plan is kept for the
@@ -177,16 +184,16 @@ comment on function memory_internal._embed_sessions_ahead(text, bigint[]) is
 'Internal: embeds in one call the chunks the enrichment of these sessions will need, kept for it.';
 
 -- A session's chunks as the settings now make them: unchanged ones kept, changed ones replaced, those the
--- settings no longer produce dropped.
+-- settings no longer produce dropped (only_these: of the chunks' turns alone, the others kept).
 create or replace function memory_internal._write_chunks(
     tenant text, session bigint, config regconfig, turn_ids bigint[], chunk_nos integer[], texts text[],
-    contexts text[], context_turn_ids bigint[]
+    contexts text[], context_turn_ids bigint[], only_these boolean default false
 ) returns void
 language plpgsql
 as $$
 begin
     delete from memory.chunks as c
-    where c.tenant_id = tenant and c.session_key = session
+    where c.tenant_id = tenant and c.session_key = session and (not only_these or c.turn_id = any(turn_ids))
         and not exists (
             select from unnest(turn_ids, chunk_nos) as n (turn_id, chunk_no)
             where n.turn_id = c.turn_id and n.chunk_no = c.chunk_no
@@ -212,9 +219,10 @@ end
 $$;
 
 comment on function memory_internal._write_chunks(
-    text, bigint, regconfig, bigint[], integer[], text[], text[], bigint[]
+    text, bigint, regconfig, bigint[], integer[], text[], text[], bigint[], boolean
 ) is
-'Internal: writes a session''s chunks as the settings now make them (unchanged ones kept, stale ones dropped).';
+'Internal: writes a session''s chunks as the settings now make them (unchanged ones kept, stale ones dropped; '
+'only_these: of the chunks'' turns alone).';
 
 -- A session's chunk vectors: those of changed text dropped, the new ones (or the caller's vectors) written,
 -- in the HNSW graph once the tenant is large enough to be searched approximately (memory.maintain adds the
@@ -255,7 +263,12 @@ comment on function memory_internal._write_chunk_vectors(
     text, bigint, text, text, bigint[], integer[], text[], vector[]
 ) is 'Internal: writes the vectors of a session''s chunks (or the caller''s), dropping those of changed text.';
 
-create or replace function memory_internal._enrich_session(tenant text, session bigint) returns void
+-- new_turns_only: a commit to the session 'remembered' enriches its new turns alone. Its turns are claims
+-- each indexed on its own, so the others' chunks, vectors and mentions stay as they are; without it, a
+-- remember read every claim the agent holds again.
+create or replace function memory_internal._enrich_session(
+    tenant text, session bigint, new_turns_only boolean default false
+) returns void
 language plpgsql
 as $$
 declare
@@ -278,8 +291,12 @@ declare
     v_chunks integer [];
     v_vectors vector [];
     v_proposed text;
+    v_partial boolean := new_turns_only and v_source_kind = 'remember';
 begin
-    v_turns := memory_internal._session_turns(tenant, session);
+    v_turns := memory_internal._session_turns(tenant, session, unindexed => v_partial);
+    if v_partial and v_turns = '[]' then
+        return;
+    end if;
     v_source := memory_internal._session_source_sha256(tenant, session);
 
     select * into v_model from memory_internal._embedding_model(v_settings);
@@ -335,14 +352,14 @@ begin
     )]);
 
     perform memory_internal._write_chunks(tenant, session, v_config, v_chunk_keys, v_chunk_nos, v_chunk_texts,
-                                          v_chunk_contexts, v_chunk_context_keys);
+                                          v_chunk_contexts, v_chunk_context_keys, v_partial);
     if v_model is not null then
         perform memory_internal._write_chunk_vectors(tenant, session, v_model.provider, v_model.model, v_keys,
                                                      v_chunks, v_texts, v_vectors);
     end if;
 
     if v_settings ->> 'entity_extractor' <> 'none' then
-        perform memory_internal._write_mentions(tenant, session, v_turns, v_settings, v_named);
+        perform memory_internal._write_mentions(tenant, session, v_turns, v_settings, v_named, v_partial);
     end if;
 
     if v_summarized then
@@ -363,9 +380,10 @@ begin
 end
 $$;
 
-comment on function memory_internal._enrich_session(text, bigint) is
+comment on function memory_internal._enrich_session(text, bigint, boolean) is
 'Internal: enriches one session (chunks, embeddings, summary, session embedding, entity mentions, curated '
-'memories its users state), skipping unchanged work.';
+'memories its users state), skipping unchanged work; new_turns_only: of the session ''remembered'', its turns '
+'not indexed yet alone.';
 
 -- The session's vector: the normalized mean of its chunks' vectors under one model (no model call).
 -- Each chunk's vector is looked up by its whole key (a lateral subquery the limit keeps from being

@@ -386,7 +386,7 @@ begin
             where j.tenant_id = v_tenant and j.kind = 'enrich' and j.session_key = v_session and j.status = 'queued';
         end if;
     elsif v_added > 0 and v_enrich = 'now' then
-        perform memory_internal._enrich_session(v_tenant, v_session);
+        perform memory_internal._enrich_session(v_tenant, v_session, new_turns_only => true);
     end if;
 
     perform memory_internal._count(v_tenant, array['commits', 'turns_committed'], array['', ''], array[1, v_added]);
