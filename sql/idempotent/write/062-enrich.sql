@@ -297,7 +297,10 @@ begin
     if v_partial and v_turns = '[]' then
         return;
     end if;
-    v_source := memory_internal._session_source_sha256(tenant, session);
+    -- What a summary is made from; remembered claims are not summarized, and a remember need not read them all.
+    if v_source_kind is distinct from 'remember' then
+        v_source := memory_internal._session_source_sha256(tenant, session);
+    end if;
 
     select * into v_model from memory_internal._embedding_model(v_settings);
     -- A model recorded already (and not retired) needs no registering: the common case, read cheaply.
