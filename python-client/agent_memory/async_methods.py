@@ -75,6 +75,10 @@ class AsyncMethods:
         (memory.list_memories)."""
         return await self._run(calls.list_memories(filters))
 
+    async def memory_history(self, memory_id: int) -> list[results.MemoryItem]:
+        """Every version of a memory's claim, oldest first, whatever their status (memory.memory_history)."""
+        return await self._run(calls.memory_history(memory_id))
+
     async def resolve(self, memory_id: int) -> results.MemoryItem:
         """Marks a current memory resolved: it stops holding now and stays in the history (memory.resolve)."""
         return await self._run(calls.move_memory("resolve", memory_id))
@@ -131,6 +135,17 @@ class AsyncMethods:
         """Counters and gauges of this tenant (every tenant's for memory_admin): recalls and their latency
         histogram, commits, turns, feedback, the queue, the tiers (memory.metrics)."""
         return await self._run(calls.metrics())
+
+    async def list_sessions(
+        self,
+        *,
+        agent_id: str | None = None,
+        search: str | None = None,
+        k: int | None = None,
+        before: datetime | None = None,
+    ) -> list[results.SessionItem]:
+        """Sessions, most recently updated first; before: the next page (memory.list_sessions)."""
+        return await self._run(calls.list_sessions(agent_id, search, k, before))
 
     async def export(
         self, *, agent_id: str | None = None, session_id: str | None = None

@@ -227,6 +227,10 @@ def move_memory(verb: Literal["resolve", "retract", "approve"], memory_id: int) 
     return function(verb, _one(results.MemoryItem), memory_id=memory_id)
 
 
+def memory_history(memory_id: int) -> Call[list[results.MemoryItem]]:
+    return function("memory_history", _all(results.MemoryItem), memory_id=memory_id)
+
+
 def bootstrap(agent_id: str | None, max_chars: int | None, sessions: int | None) -> Call[results.Bootstrap]:
     collected = _collected(results.Bootstrap, results.BootstrapItem)
     return function("bootstrap", collected, agent_id=agent_id, max_chars=max_chars, sessions=sessions)
@@ -237,6 +241,12 @@ def context_for_task(
 ) -> Call[results.TaskContext]:
     collected = _collected(results.TaskContext, results.ContextItem)
     return function("context_for_task", collected, task=task, max_chars=max_chars, agent_id=agent_id, k=k)
+
+
+def list_sessions(
+    agent_id: str | None, search: str | None, k: int | None, before: datetime | None
+) -> Call[list[results.SessionItem]]:
+    return function("list_sessions", _all(results.SessionItem), agent_id=agent_id, search=search, k=k, before=before)
 
 
 def forget(session_id: str, agent_id: str | None) -> Call[results.Forgotten]:

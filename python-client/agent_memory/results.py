@@ -229,6 +229,20 @@ class TaskContext:
 
 
 @dataclass(frozen=True)
+class SessionItem:
+    """memory.list_sessions: a session, when it started and was last updated, its turns, tier and summary."""
+
+    session_id: str
+    agent_id: str
+    source: str | None
+    started_at: datetime
+    updated_at: datetime
+    turns: int
+    tier: str
+    summary: str | None
+
+
+@dataclass(frozen=True)
 class Forgotten:
     """memory.forget: what was removed, and the tombstone that records it."""
 

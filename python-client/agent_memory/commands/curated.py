@@ -138,6 +138,12 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
+        "memory_history",
+        "every version of a memory's claim, oldest first, whatever their status",
+        (Option("memory_id", positional=True, type=int),),
+        show=MEMORIES,
+    ),
+    Command(
         "get",
         "the memory held under a key, now or then (one per agent that holds it)",
         (

@@ -66,6 +66,22 @@ def save_archive(args: Args) -> int:
 
 COMMANDS: tuple[Command, ...] = (
     Command(
+        "list_sessions",
+        "sessions, most recently updated first (their turns: export --session-id)",
+        (
+            Option("agent_id", "one agent's"),
+            Option("search", "words in the session id or summary (any case)"),
+            Option("k", "at most this many (default 50)", type=int),
+            Option("before", "updated before this time (ISO 8601): the next page", type=datetime.fromisoformat),
+        ),
+        show=table(
+            ["session_id", "updated_at", "turns", "tier", "summary"],
+            "no sessions found",
+            {"summary": 60},
+            scoped=True,
+        ),
+    ),
+    Command(
         "forget",
         "remove a session and everything derived from it, leaving a tombstone",
         (
