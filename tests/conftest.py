@@ -120,6 +120,14 @@ def http_stub():
         yield stub
 
 
+@pytest.fixture
+def served(db: psycopg.Connection, logins: Logins) -> Any:
+    """`agent-memory serve` over the test's database, with the server's defaults (see tests/http_server.py)."""
+    from http_server import serve
+
+    yield from serve(db, logins)
+
+
 @pytest.fixture(scope="session")
 def control_version() -> str:
     """default_version of extension/agent_memory.control: the version everything is released under."""

@@ -108,7 +108,7 @@ install_venv() {
   log "creating the virtualenv $venv"
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-    -r "$root/plpython/requirements.txt" -r "$root/tests/requirements.txt" -e "$root/python-client[mcp,langgraph,openai-agents,pydantic-ai,llama-index]"
+    -r "$root/plpython/requirements.txt" -r "$root/tests/requirements.txt" -e "$root/python-client[mcp,http,langgraph,openai-agents,pydantic-ai,llama-index]"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
     -r "$root/plpython/requirements-no-deps.txt"
   if hooked_install >&2; then

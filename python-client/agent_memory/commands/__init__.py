@@ -174,7 +174,7 @@ def when(at: datetime) -> str:
 def every_command() -> tuple[Command, ...]:
     """Every command, in the order `agent-memory --help` lists them: the groups' modules, which import this
     one (hence here, when first asked)."""
-    from agent_memory.commands import curated, graph, lifecycle, operations, recall, transfer, write
+    from agent_memory.commands import curated, graph, http, lifecycle, operations, recall, transfer, write
 
     return (
         *operations.COMMANDS,
@@ -184,4 +184,5 @@ def every_command() -> tuple[Command, ...]:
         *graph.COMMANDS,
         *lifecycle.COMMANDS,
         *transfer.COMMANDS,
+        *http.COMMANDS,
     )

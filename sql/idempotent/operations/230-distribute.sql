@@ -6,7 +6,8 @@
 -- log in to the workers (it may not log in). Every tenant-keyed table is distributed by tenant_id, all
 -- co-located (a tenant's rows of every table are on one node, so a statement about one tenant is a router
 -- query); the tables every tenant shares (settings, the signal and feature registries, embedding models,
--- tenant bindings, the extension's own records) are reference tables, copied to every node. What Citus
+-- tenant bindings, the HTTP server's API keys, the extension's own records) are reference tables, copied to
+-- every node. What Citus
 -- cannot keep is changed, here and only on Citus:
 -- - policies with subselects: plain calls instead (memory_internal._create_tenant_policies);
 -- - memory.jobs' key without the tenant: (tenant_id, job_id), with an index on job_id;
@@ -25,7 +26,8 @@ as $$
                case when exists (
                         select from pg_catalog.pg_attribute as a
                         where a.attrelid = c.oid and a.attname = 'tenant_id' and not a.attisdropped
-                    ) and c.oid not in ('memory.tenant_roles'::regclass, 'memory.config'::regclass)
+                    ) and c.oid not in ('memory.tenant_roles'::regclass, 'memory.config'::regclass,
+                                        'memory_internal.api_keys'::regclass)
                     then 'distributed' else 'reference' end as placement
         from pg_catalog.pg_class as c
         where c.relnamespace in ('memory'::regnamespace, 'memory_internal'::regnamespace) and c.relkind = 'r'

@@ -66,7 +66,8 @@ begin
         raise exception 'agent_memory: tenant_id must be 1 to 200 characters, got %', coalesce(new.tenant_id, 'null')
             using errcode = 'invalid_parameter_value';
     end if;
-    if new.role_name in ('memory_tenant', 'memory_app', 'memory_admin', 'memory_owner', 'memory_observer')
+    if new.role_name in ('memory_tenant', 'memory_app', 'memory_admin', 'memory_owner', 'memory_observer',
+                         'memory_http')
         or new.role_name like 'pg\_%' then
         raise exception 'agent_memory: % is one of agent_memory''s or PostgreSQL''s own roles; bind a login or a role '
             'of its own', new.role_name using errcode = 'invalid_parameter_value';

@@ -1,0 +1,107 @@
+"""The ASGI application of `agent-memory serve`: the API (agent_memory.http.routes), /health and
+/openapi.json. Every error is JSON:
+{"error": code, "detail": the server's agent_memory: message, "status": ...}."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from agent_memory import __version__
+from agent_memory.errors import AgentMemoryError
+from agent_memory.http import routes
+from agent_memory.http.service import HTTPProblem, KeyCheck, Service, problem_body, status_of
+
+PUBLIC_PATHS = ("/health", "/openapi.json")
+
+
+def is_public(path: str) -> bool:
+    """Paths that need no key: the health check and the API's description."""
+    return path in PUBLIC_PATHS
+
+
+def _problem(
+    status: int, error: str, detail: str, headers: dict[str, str] | None = None, sqlstate: str | None = None
+) -> Response:
+    return Response(problem_body(status, error, detail, sqlstate), status, headers, "application/json")
+
+
+def create_app(service: Service) -> FastAPI:
+    """The application over a Service (its pool is opened when the application starts)."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await service.pool.open()
+        try:
+            yield
+        finally:
+            await service.pool.close()
+
+    app = FastAPI(
+        title="agent_memory",
+        version=__version__,
+        description="Long-term memory for AI agents in PostgreSQL, over HTTP: every call runs as the API key's "
+        "database role. Send the key as `Authorization: Bearer <key>`.",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/openapi.json",
+    )
+    app.state.service = service
+    app.include_router(routes.router)
+
+    @app.exception_handler(HTTPProblem)
+    async def problem(request: Request, exc: HTTPProblem) -> Response:
+        return _problem(exc.status, exc.error, exc.detail, exc.headers)
+
+    @app.exception_handler(AgentMemoryError)
+    async def refused(request: Request, exc: AgentMemoryError) -> Response:
+        status, error = status_of(exc)
+        return _problem(status, error, str(exc), sqlstate=exc.sqlstate)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc'] if part != 'body') or 'body'}: {error['msg']}"
+            for error in exc.errors()
+        )
+        return _problem(400, "invalid_input", f"agent_memory: {problems}")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        detail = (
+            f"agent_memory: no {request.method} {request.url.path}"
+            if exc.status_code in (404, 405)
+            else str(exc.detail)
+        )
+        return _problem(exc.status_code, "not_found" if exc.status_code == 404 else "http_error", detail)
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, exc: Exception) -> Response:  # logged by uvicorn; the caller gets JSON
+        return _problem(500, "internal_error", "agent_memory: the server failed on this request (see its log)")
+
+    @app.get("/health", tags=["operations"])
+    async def health() -> Any:
+        """Whether the server is up and reaches its database (no key needed)."""
+        try:
+            async with service.pool.connection(timeout=5) as conn:
+                await conn.execute("select 1")
+        except Exception as exc:  # any failure to reach the database is the answer, not an error
+            return JSONResponse({"status": "unavailable", "detail": f"agent_memory: {exc}"}, 503)
+        return {"status": "ok", "version": __version__}
+
+    return app
+
+
+def build(dsn: str, limits: Any = None, max_connections: int = 10) -> Any:
+    """The ASGI application a server runs: FastAPI inside the key check."""
+    from agent_memory.http.service import Limits
+
+    service = Service.connect(dsn, limits or Limits(), max_connections)
+    return KeyCheck(create_app(service), service, is_public)
