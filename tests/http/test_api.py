@@ -29,6 +29,7 @@ def test_openapi_describes_every_endpoint(served):
         described = client.get("/openapi.json").json()
     paths = set(described["paths"])
     assert {"/v1/recall", "/v1/sessions/{session_id}/messages", "/v1/memories", "/v1/export", "/health"} <= paths
+    assert {"/v3/memories/add/", "/v3/memories/search/", "/v1/memories/{memory_id}/history/"} <= paths
     recall = described["paths"]["/v1/recall"]["post"]
     assert "explain" in json.dumps(described["components"]["schemas"]["RecallBody"])
     assert recall["summary"]

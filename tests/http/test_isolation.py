@@ -20,6 +20,7 @@ def tenants(served):
     assert globex.post("/v1/sessions/plans/messages", json={"messages": said, "enrich": "now"}).status_code == 200
     memory = globex.post("/v1/memories", json={"content": f"The {SECRET} vault opens at dawn", "key": "vault"})
     assert acme.post("/v1/sessions/mine/messages", json={"messages": [{"role": "user", "content": "hello"}]})
+    globex.post("/v3/memories/add/", json={"messages": f"I keep the {SECRET} key", "user_id": "ingrid"})
     try:
         yield acme, globex, memory.json()["memory_id"]
     finally:
@@ -54,6 +55,15 @@ CALLS = [
     ("GET", "/v1/entities/ingrid varga/neighbors", None),
     ("GET", "/v1/entities/ingrid varga/sessions", None),
     ("GET", "/v1/entities/ingrid varga/state", None),
+    ("GET", "/v1/ping/", None),
+    ("POST", "/v3/memories/add/", {"messages": "acme's own words", "user_id": "ingrid"}),
+    ("POST", "/v3/memories/search/", {"query": f"{SECRET} key", "filters": {"user_id": "ingrid"}}),
+    ("POST", "/v3/memories/", {"filters": {"user_id": "ingrid"}}),
+    ("GET", "/v1/memories/{mem0_id}/", None),
+    ("PUT", "/v1/memories/{mem0_id}/", {"text": "acme's words"}),
+    ("GET", "/v1/memories/{mem0_id}/history/", None),
+    ("DELETE", "/v1/memories/{mem0_id}/", None),
+    ("DELETE", "/v1/memories/?user_id=ingrid", None),
 ]
 
 
@@ -95,9 +105,10 @@ def globex_state(served) -> str:
 
 @pytest.mark.parametrize(("method", "path", "body"), CALLS, ids=[f"{m} {p}" for m, p, _ in CALLS])
 def test_acme_never_reads_or_changes_globex(served, tenants, method, path, body):
-    acme, _, memory_id = tenants
+    acme, globex, memory_id = tenants
+    mem0_id = globex.post("/v3/memories/", json={"filters": {"user_id": "ingrid"}}).json()["results"][0]["id"]
     before = globex_state(served)
-    path = path.format(memory_id=memory_id)
+    path = path.format(memory_id=memory_id, mem0_id=mem0_id)
     if body is not None:
         body = json.loads(json.dumps(body).replace('"{memory_id}"', str(memory_id)))
     answer = acme.request(method, path, json=body)

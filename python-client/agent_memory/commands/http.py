@@ -126,7 +126,7 @@ def keys(args: Args) -> int:
 COMMANDS: tuple[Command, ...] = (
     Command(
         "serve",
-        "serve memory over HTTP, each request as its API key's role (needs the http extra)",
+        "serve memory over HTTP and as mem0's API, each request as its API key's role (needs the http extra)",
         (
             Option("host", "address to listen on (default 127.0.0.1)", default="127.0.0.1"),
             Option(

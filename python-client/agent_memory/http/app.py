@@ -1,5 +1,5 @@
-"""The ASGI application of `agent-memory serve`: the API (agent_memory.http.routes), /health and
-/openapi.json. Every error is JSON:
+"""The ASGI application of `agent-memory serve`: the API (agent_memory.http.routes), mem0's (agent_memory.http.mem0),
+/health and /openapi.json. Every error is JSON:
 {"error": code, "detail": the server's agent_memory: message, "status": ...}."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agent_memory import __version__
 from agent_memory.errors import AgentMemoryError
-from agent_memory.http import routes
+from agent_memory.http import mem0, routes
 from agent_memory.http.service import HTTPProblem, KeyCheck, Service, problem_body, status_of
 
 PUBLIC_PATHS = ("/health", "/openapi.json")
@@ -55,6 +55,7 @@ def create_app(service: Service) -> FastAPI:
     )
     app.state.service = service
     app.include_router(routes.router)
+    app.include_router(mem0.router)
 
     @app.exception_handler(HTTPProblem)
     async def problem(request: Request, exc: HTTPProblem) -> Response:
