@@ -14,15 +14,15 @@ ifeq ($(SUDO),)
 endif
 export AGENT_MEMORY_HOME ?= $(CURDIR)/.agent-memory
 
-.PHONY: demo test test-citus soak provision build install db-start db-stop lint schema client bench-locomo bench-beam bench-recall bench-ingest release clean
+.PHONY: demo test test-citus soak provision provision-browser build install db-start db-stop lint schema client bench-locomo bench-beam bench-recall bench-ingest release clean
 
 ## demo: start the local server, install the extension, show what the product does
 demo: provision db-start
 	@$(CLI) install
 	@$(CLI) demo
 
-## test: lint, then every test against the real server
-test: provision db-start lint
+## test: lint, then every test against the real server (and Chromium, for the inspector page's browser test)
+test: provision-browser db-start lint
 	$(VENV)/bin/pytest
 
 ## test-citus: the Citus suite on a coordinator and two workers (builds Citus 12.1.12 from
@@ -39,6 +39,8 @@ soak: provision db-start
 ## provision: Debian packages, pgvector, the virtualenv (idempotent)
 provision:
 	@bash extension/tools/provision.sh
+provision-browser:
+	@bash extension/tools/provision.sh --browser
 
 ## build: assemble the install and upgrade scripts from sql/ (needs python3 and pg_config)
 build:

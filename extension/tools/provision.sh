@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything agent_memory needs on Debian 12 and changes nothing when it is all there:
 # PostgreSQL 15 with server headers and PL/Python, pgvector 0.8 built from Debian's source package,
-# and the project's virtualenv (.venv) with the client and the test tools.
+# and the project's virtualenv (.venv) with the client and the test tools. With --browser, also Debian's
+# Chromium, which the inspector page's browser test drives (`make test`; `make demo` does without it).
 # Works as root, or as a user with passwordless sudo; anyone else is told what to install.
 set -euo pipefail
 export PIP_ROOT_USER_ACTION=ignore
@@ -14,6 +15,9 @@ pgvector_version=0.8
 debs=(postgresql-$pg_major postgresql-server-dev-$pg_major postgresql-plpython3-$pg_major postgresql-$pg_major-cron
       prometheus-postgres-exporter
       dpkg-dev make gcc python3-pip python3-venv ca-certificates)
+if [ "${1-}" = --browser ]; then
+  debs+=(chromium)
+fi
 venv=$root/.venv
 cache=$root/.cache
 

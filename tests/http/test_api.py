@@ -35,9 +35,12 @@ def test_openapi_describes_every_endpoint(served):
     assert recall["summary"]
 
 
-def test_health_needs_no_key(served):
+def test_health_the_inspectors_files_and_a_favicon_need_no_key(served):
     with served.client() as client:
         assert client.get("/health").json()["status"] == "ok"
+        assert "<title>" in client.get("/inspector/").text
+        assert client.get("/", follow_redirects=False).headers["location"] == "/inspector/"
+        assert client.get("/favicon.ico").json()["error"] == "not_found"
 
 
 def test_commit_then_recall(acme):

@@ -33,7 +33,7 @@ def serve(args: Args) -> int:
         ) from exc
     limits = Limits(args.max_request_bytes, args.requests_per_minute)
     app = build(dsn(args), limits, args.max_connections)
-    print(f"agent_memory over HTTP on http://{args.host}:{args.http_port}", file=sys.stderr)
+    print(f"agent_memory over HTTP on http://{args.host}:{args.http_port} (inspector: /inspector/)", file=sys.stderr)
     uvicorn.run(
         app,
         host=args.host,
@@ -126,7 +126,7 @@ def keys(args: Args) -> int:
 COMMANDS: tuple[Command, ...] = (
     Command(
         "serve",
-        "serve memory over HTTP and as mem0's API, each request as its API key's role (needs the http extra)",
+        "serve memory over HTTP: the API, mem0's API and the inspector page (needs the http extra)",
         (
             Option("host", "address to listen on (default 127.0.0.1)", default="127.0.0.1"),
             Option(

@@ -1,16 +1,18 @@
 """The ASGI application of `agent-memory serve`: the API (agent_memory.http.routes), mem0's (agent_memory.http.mem0),
-/health and /openapi.json. Every error is JSON:
+the inspector page (static files), /health and /openapi.json. Every error is JSON:
 {"error": code, "detail": the server's agent_memory: message, "status": ...}."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agent_memory import __version__
@@ -18,12 +20,14 @@ from agent_memory.errors import AgentMemoryError
 from agent_memory.http import mem0, routes
 from agent_memory.http.service import HTTPProblem, KeyCheck, Service, problem_body, status_of
 
-PUBLIC_PATHS = ("/health", "/openapi.json")
+INSPECTOR = Path(__file__).with_name("inspector")
+PUBLIC_PATHS = ("/health", "/openapi.json", "/", "/favicon.ico")
 
 
 def is_public(path: str) -> bool:
-    """Paths that need no key: the health check and the API's description."""
-    return path in PUBLIC_PATHS
+    """Paths that need no key: the health check, the API's description, the inspector's files (which ask
+    for a key before they read anything) and a browser's favicon (404)."""
+    return path in PUBLIC_PATHS or path == "/inspector" or path.startswith("/inspector/")
 
 
 def _problem(
@@ -97,6 +101,11 @@ def create_app(service: Service) -> FastAPI:
             return JSONResponse({"status": "unavailable", "detail": f"agent_memory: {exc}"}, 503)
         return {"status": "ok", "version": __version__}
 
+    @app.get("/", include_in_schema=False)
+    async def home() -> Response:
+        return RedirectResponse("/inspector/")
+
+    app.mount("/inspector", StaticFiles(directory=INSPECTOR, html=True), name="inspector")
     return app
 
 
