@@ -3,6 +3,7 @@ key functions of the SQL API as the roles that call them."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import datetime, timedelta, timezone
 
@@ -11,6 +12,7 @@ import pytest
 from psycopg import sql
 
 from agent_memory import cli
+from agent_memory.http.service import AdministratorLogin, Limits, Service
 
 SAID = {"messages": [{"role": "user", "content": "The staging password rotates monthly."}], "enrich": "none"}
 
@@ -199,3 +201,21 @@ def test_keys_cli_makes_the_role_binds_it_and_revokes(served, capsys):
             for (role,) in conn.execute("select role_name from memory.tenant_roles where tenant_id = %s", (tenant,)):
                 conn.execute("delete from memory.tenant_roles where role_name = %s", (role,))
                 conn.execute(sql.SQL("drop role {}").format(sql.Identifier(role)))
+
+
+def test_a_login_that_administers_may_not_serve_keys(served, dsn):
+    """Row-level security lets a superuser or a memory_admin login see every tenant whatever role it takes: such
+    a login is refused before it serves a key, by the server at start and by the database."""
+    service = Service.connect(dsn, Limits())
+
+    async def start() -> None:
+        await service.pool.open()
+        try:
+            await service.refuse_an_administrator()
+        finally:
+            await service.pool.close()
+
+    with pytest.raises(AdministratorLogin, match="logged in as postgres, who administers agent_memory"):
+        asyncio.run(start())
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="administers agent_memory"):
+        served.db.execute("select memory.authenticate_api_key(%s)", (served.key("acme"),))

@@ -43,6 +43,7 @@ def create_app(service: Service) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await service.pool.open()
         try:
+            await service.refuse_an_administrator()
             yield
         finally:
             await service.pool.close()

@@ -46,6 +46,10 @@ class HTTPProblem(Exception):
         self.status, self.error, self.detail, self.headers = status, error, detail, headers or {}
 
 
+class AdministratorLogin(RuntimeError):
+    """The server's login administers agent_memory: it must not serve keys."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """The server's defaults for a key that sets none of its own."""
@@ -71,6 +75,19 @@ class Service:
         return cls(
             AsyncConnectionPool(dsn, min_size=1, max_size=max_connections, open=False, configure=configure), limits
         )
+
+    async def refuse_an_administrator(self) -> None:
+        """Stops the server when its login administers agent_memory: row-level security lets such a login see
+        every tenant, whatever role it takes, so keys would not keep tenants apart."""
+        async with self.pool.connection() as conn:
+            cursor = await conn.execute("select session_user, pg_has_role(session_user, 'memory_admin', 'member')")
+            row = await cursor.fetchone()
+        if row and row[1]:
+            raise AdministratorLogin(
+                f"agent_memory: agent-memory serve logged in as {row[0]}, who administers agent_memory (a superuser "
+                "or a member of memory_admin): row-level security would not keep the tenants of its requests apart. "
+                "Log in as a role granted memory_http and nothing else (docs/http.md)"
+            )
 
     async def authenticate(self, key: str) -> Caller | None:
         """What the key may do, or None for an unknown, revoked or expired one."""

@@ -112,8 +112,9 @@ comment on function memory.list_api_keys(text) is
 'The HTTP server''s API keys (memory_admin), of one tenant or all: their first characters, role, limits, when '
 'created, revoked and last used. The keys themselves are kept nowhere.';
 
--- What a key may do (memory_http): nothing for an unknown, revoked or expired key. Marks it used, at most once a
--- minute (a key in use is not written on every request), and not on a standby.
+-- What a key may do (memory_http): nothing for an unknown, revoked or expired key; refused to a login that
+-- administers. Marks it used, at most once a minute (a key in use is not written on every request), and not
+-- on a standby.
 create or replace function memory.authenticate_api_key(api_key text) returns table (
     key_id bigint, tenant_id text, role_name name, may_write boolean, max_request_bytes integer,
     requests_per_minute integer
@@ -123,6 +124,13 @@ as $$
 declare
     v_key memory_internal.api_keys;
 begin
+    -- Row-level security lets a login that administers see every tenant, whatever role it takes.
+    if memory_internal._administers() then
+        raise exception 'agent_memory: the login % administers agent_memory (a superuser or a member of '
+            'memory_admin), so row-level security would not keep the tenants of its requests apart', session_user
+            using errcode = 'insufficient_privilege',
+            hint = 'serve keys as a login granted memory_http and nothing else';
+    end if;
     select * into v_key
     from memory_internal.api_keys as k
     where k.key_hash = pg_catalog.sha256(pg_catalog.convert_to(coalesce(authenticate_api_key.api_key, ''), 'UTF8'))
