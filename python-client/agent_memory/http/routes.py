@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from dataclasses import asdict, is_dataclass
+from dataclasses import is_dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Annotated, Any, Literal
@@ -100,7 +100,7 @@ def _plain(value: Any) -> Any:
     """JSON for what json.dumps does not know: results as objects, times and dates as ISO 8601, numbers of
     numeric as floats, durations as seconds."""
     if is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
+        return value.__dict__  # its fields; json.dumps walks what they hold (asdict would copy it all first)
     if isinstance(value, datetime | date):
         return value.isoformat()
     if isinstance(value, Decimal):
