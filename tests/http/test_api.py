@@ -150,3 +150,14 @@ def test_forgotten_session_is_a_409(acme):
     again = acme.post("/v1/sessions/deploys/messages", json={"messages": DEPLOYS})
     assert again.status_code == 409
     assert again.json()["error"] == "forgotten_session"
+
+
+def test_records_name_the_keys_role_not_the_servers_login(served, acme):
+    role = served.role("acme")
+    remembered = acme.post("/v1/memories", json={"content": "Lunch is at noon"}).json()
+    assert remembered["recorded_by"] == role
+    hit = acme.post("/v1/recall", json={"query": "deploys Fridays", "k": 1}).json()["hits"][0]
+    acme.post("/v1/feedback", json={"verdict": "helpful", "turn_id": hit["turn_id"]})
+    assert served.db.execute("select given_by, judged_by from memory.feedback").fetchall() == [(role, role)]
+    acme.delete("/v1/sessions/deploys")
+    assert served.db.execute("select forgotten_by from memory.tombstones").fetchall() == [(role,)]

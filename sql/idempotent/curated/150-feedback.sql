@@ -74,7 +74,7 @@ as $$
 declare
     v_tenant text := memory.current_tenant();
     v_verdict text := give_feedback.verdict;
-    v_judge text := coalesce(give_feedback.judged_by, session_user);
+    v_judge text := coalesce(give_feedback.judged_by, memory_internal._actor());
     v_turn bigint := give_feedback.turn_id;
     v_session bigint;
     v_memory record;

@@ -18,7 +18,7 @@ begin
     for update;
     -- A value at the same instant is a correction of it.
     update memory.entity_states as s set value = _place_entity_state.value, recorded_at = pg_catalog.now(),
-        recorded_by = session_user, origin = _place_entity_state.origin, evidence_turn_id = evidence
+        recorded_by = memory_internal._actor(), origin = _place_entity_state.origin, evidence_turn_id = evidence
     where s.tenant_id = tenant and s.entity_id = _place_entity_state.entity_id and s.status = 'active'
         and s.attribute = _place_entity_state.attribute and s.valid_from = _place_entity_state.valid_from
     returning s.state_id into v_state;

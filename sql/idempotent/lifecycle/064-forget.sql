@@ -216,7 +216,7 @@ declare
     v_tombstone bigint;
 begin
     insert into memory.tombstones as t (tenant_id, selector, removed, forgotten_by)
-    values (v_tenant, selector, removed, session_user)
+    values (v_tenant, selector, removed, memory_internal._actor())
     returning t.tombstone_id into v_tombstone;
     insert into memory.forgotten_sessions as f (tenant_id, agent_id, session_sha256, tombstone_id)
     select v_tenant, r.agent_id, sha256(convert_to(r.session_id, 'UTF8')), v_tombstone

@@ -444,7 +444,7 @@ begin
                coalesce((r ->> 'importance')::double precision, 0.5), coalesce((r ->> 'confidence')::double precision, 1),
                coalesce(r ->> 'status', 'active'), coalesce(r ->> 'origin', 'remember'),
                coalesce((r ->> 'valid_from')::timestamptz, pg_catalog.now()), (r ->> 'valid_to')::timestamptz,
-               coalesce((r ->> 'recorded_at')::timestamptz, pg_catalog.now()), coalesce(r ->> 'recorded_by', session_user),
+               coalesce((r ->> 'recorded_at')::timestamptz, pg_catalog.now()), coalesce(r ->> 'recorded_by', memory_internal._actor()),
                v_canonical,
                memory_internal._memory_turn(r ->> 'content', r ->> 'kind', v_agent, '{}', 'queue', r ->> 'key'),
                (select i.memory_id from pg_temp._agent_memory_import_memories as i
@@ -507,7 +507,7 @@ begin
         select tenant, memory_internal._imported_memory(r -> 'memory'), r ->> 'agent_id', r ->> 'kind', r ->> 'content',
                (r ->> 'similarity')::double precision, (r ->> 'merged')::boolean,
                memory_internal._imported_memory(r -> 'created_memory'), (r ->> 'recorded_at')::timestamptz,
-               coalesce(r ->> 'recorded_by', session_user)
+               coalesce(r ->> 'recorded_by', memory_internal._actor())
         where not exists (
             select from memory.memory_merges as g
             where g.tenant_id = tenant and g.memory_id = memory_internal._imported_memory(r -> 'memory')
@@ -523,7 +523,7 @@ begin
                                                  recorded_at, recorded_by)
         select tenant, memory_internal._imported_memory(r -> 'memory'), memory_internal._imported_memory(r -> 'by_memory'),
                r ->> 'judge', r ->> 'action', r ->> 'reason', (r ->> 'applied')::boolean,
-               (r ->> 'recorded_at')::timestamptz, coalesce(r ->> 'recorded_by', session_user)
+               (r ->> 'recorded_at')::timestamptz, coalesce(r ->> 'recorded_by', memory_internal._actor())
         where not exists (
             select from memory.memory_supersessions as x
             where x.tenant_id = tenant and x.memory_id = memory_internal._imported_memory(r -> 'memory')
@@ -548,7 +548,7 @@ begin
                                           recorded_by, status, origin, evidence_turn_id)
         select tenant, v_entity, r ->> 'attribute', r -> 'value', (r ->> 'valid_from')::timestamptz,
                (r ->> 'valid_to')::timestamptz, coalesce((r ->> 'recorded_at')::timestamptz, pg_catalog.now()),
-               coalesce(r ->> 'recorded_by', session_user), coalesce(r ->> 'status', 'active'),
+               coalesce(r ->> 'recorded_by', memory_internal._actor()), coalesce(r ->> 'status', 'active'),
                coalesce(r ->> 'origin', 'caller'), memory_internal._imported_turn(tenant, r -> 'evidence')
         where not exists (
             select from memory.entity_states as x
@@ -574,7 +574,7 @@ begin
                                      trust_before, trust_after, given_by, judged_by, counted, effect, created_at)
         select tenant, v_target.turn_id, v_target.session_key, v_target.memory_id, r ->> 'verdict' = 'helpful',
                r ->> 'verdict', r ->> 'query', r ->> 'note', (r ->> 'trust_before')::real, (r ->> 'trust_after')::real,
-               coalesce(r ->> 'given_by', session_user), coalesce(r ->> 'judged_by', r ->> 'given_by', session_user),
+               coalesce(r ->> 'given_by', memory_internal._actor()), coalesce(r ->> 'judged_by', r ->> 'given_by', memory_internal._actor()),
                coalesce((r ->> 'counted')::boolean, true), r ->> 'effect',
                coalesce((r ->> 'created_at')::timestamptz, pg_catalog.now())
         where not exists (

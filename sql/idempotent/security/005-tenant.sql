@@ -16,6 +16,30 @@ $$;
 comment on function memory_internal._administers() is
 'Internal: whether the session''s login is a superuser or a member of memory_admin.';
 
+-- Who does what this session does, as the records say (recorded_by, given_by, forgotten_by, ...): the role
+-- taken with `set role`, else the login. A login that serves several roles, the HTTP server among them (it
+-- takes each API key's role for its request), records the role it acts as, as memory.current_tenant() reads
+-- the tenant from it.
+create or replace function memory_internal._actor() returns text
+language sql
+stable parallel safe
+as $$
+    select coalesce(nullif(pg_catalog.current_setting('role'), 'none'), session_user)
+$$;
+
+comment on function memory_internal._actor() is
+'Internal: who acts in this session, as records name it: the role taken with set role, else the login.';
+
+-- The records of a tenant's writes name who made them.
+alter table memory.memories alter column recorded_by set default memory_internal._actor();
+alter table memory.memory_merges alter column recorded_by set default memory_internal._actor();
+alter table memory.memory_supersessions alter column recorded_by set default memory_internal._actor();
+alter table memory.entity_states alter column recorded_by set default memory_internal._actor();
+alter table memory.feedback alter column given_by set default memory_internal._actor();
+alter table memory.tombstones alter column forgotten_by set default memory_internal._actor();
+alter table memory.retention_policies alter column created_by set default memory_internal._actor();
+alter table memory.archives alter column created_by set default memory_internal._actor();
+
 -- The tenant of this session. A role bound to a tenant in memory.tenant_roles always has that one, whatever
 -- it sets: the role taken with `set role` (the setting role, which PostgreSQL lets a session set only to
 -- a role its login may become), else the login (session_user). Both read the same inside the API's
