@@ -243,3 +243,17 @@ def recalled(db, query):
 def test_embedding_with_a_model_never_registered_is_an_error_that_names_it(db):
     with pytest.raises(psycopg.Error, match="embedding failed: no embedding model nope is registered"):
         db.execute("select memory_internal._embed_texts(array['x'], memory_internal._settings_json(), 'nope')")
+
+
+def test_a_conversation_has_a_session_vector_and_the_remembered_claims_none(db):
+    """A session's vector is the gist of one conversation; the claims of 'remembered' are each their own."""
+    said = [{"role": "user", "content": "The staging cluster runs on Kubernetes."}]
+    db.execute("select memory.commit('chat', %s, enrich => 'now')", (Json(said),))
+    db.execute("select memory.remember('Deploys go out on Fridays')")
+    db.execute("select memory.remember('Tea at four', kind => 'preference')")
+    with_vectors = db.execute(
+        "select s.session_id from memory.session_embeddings as e"
+        " join memory.sessions as s on s.tenant_id = e.tenant_id and s.session_key = e.session_key"
+    ).fetchall()
+    assert with_vectors == [("chat",)]
+    assert db.execute("select count(*) from memory.recall('when do deploys go out?') where kind = 'fact'").fetchone()[0]

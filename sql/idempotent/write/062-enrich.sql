@@ -376,7 +376,9 @@ begin
             created_at = pg_catalog.now();
     end if;
 
-    if v_model is not null then
+    -- A session's vector is the gist of one conversation. The claims of a session 'remembered' are each their
+    -- own: their mean is nobody's gist, and recomputing it over every claim slowed each remember as they grew.
+    if v_model is not null and v_source_kind is distinct from 'remember' then
         perform memory_internal._embed_session(tenant, session, v_model.model);
     end if;
 
