@@ -132,6 +132,7 @@ def test_bad_input_is_a_400_with_the_servers_message(acme):
     answer = acme.post("/v1/recall", json={"query": "x", "k": 0})
     assert answer.status_code == 400
     assert answer.json()["detail"].startswith("agent_memory: ")
+    assert "k must be at least 1" in acme.get("/v1/memories", params={"k": 0}).json()["detail"]
     unknown = acme.post("/v1/recall", json={"query": "x", "kk": 3})
     assert unknown.status_code == 400
     assert "kk" in unknown.json()["detail"]

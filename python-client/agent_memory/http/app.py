@@ -18,7 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from agent_memory import __version__
 from agent_memory.errors import AgentMemoryError
 from agent_memory.http import mem0, routes
-from agent_memory.http.service import HTTPProblem, KeyCheck, Service, problem_body, status_of
+from agent_memory.http.service import HTTPProblem, KeyCheck, Limits, Service, problem_body, status_of
 
 INSPECTOR = Path(__file__).with_name("inspector")
 PUBLIC_PATHS = ("/health", "/openapi.json", "/", "/favicon.ico")
@@ -110,9 +110,7 @@ def create_app(service: Service) -> FastAPI:
     return app
 
 
-def build(dsn: str, limits: Any = None, max_connections: int = 10) -> Any:
+def build(dsn: str, limits: Limits | None = None, max_connections: int = 10) -> KeyCheck:
     """The ASGI application a server runs: FastAPI inside the key check."""
-    from agent_memory.http.service import Limits
-
     service = Service.connect(dsn, limits or Limits(), max_connections)
     return KeyCheck(create_app(service), service, is_public)

@@ -17,10 +17,11 @@ import hashlib
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, cast
 
 from fastapi import APIRouter, Request
 
+from agent_memory.calls import Kind
 from agent_memory.http.routes import tenant
 from agent_memory.http.service import HTTPProblem, TenantMemory
 from agent_memory.results import MemoryItem
@@ -333,7 +334,7 @@ async def update(request: Request, memory_id: str) -> Any:
         remembered = await memory.remember(
             str(body.get("text") or current.content),
             key=current.key,
-            kind=current.kind,
+            kind=cast(Kind, current.kind),
             agent_id=current.agent_id,
             tags=current.tags,
             metadata={"mem0": {**ids, "metadata": metadata}},

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import is_dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -120,7 +121,7 @@ def service(request: Request) -> Service:
     return request.app.state.service  # type: ignore[no-any-return]
 
 
-def tenant(request: Request, write: bool = False) -> Any:
+def tenant(request: Request, write: bool = False) -> AbstractAsyncContextManager[TenantMemory]:
     """The request's transaction as its key's role (write: refused to a read-only key)."""
     return service(request).as_caller(request.state.caller, request.headers.get(TENANT_HEADER), write)
 
@@ -212,19 +213,19 @@ async def list_memories(
     key_prefix: str | None = None,
 ) -> Response:
     """Memories that hold now (or at as_of, or of one status), most important first (memory.list_memories)."""
-    filters = {
-        "kind": kind,
-        "agent_id": agent_id,
-        "subject": subject,
-        "tag": tag,
-        "search": search,
-        "status": status,
-        "as_of": as_of,
-        "k": k,
-        "key_prefix": key_prefix,
-    }
     async with tenant(request) as memory:
-        return answer(await memory.list_memories(**{name: value for name, value in filters.items() if value}))
+        found = await memory.list_memories(
+            kind=kind,
+            agent_id=agent_id,
+            subject=subject,
+            tag=tag,
+            search=search,
+            status=status,
+            as_of=as_of,
+            k=k,
+            key_prefix=key_prefix,
+        )
+    return answer(found)
 
 
 @router.get("/memories/by-key", tags=["memories"])

@@ -22,7 +22,7 @@ from psycopg import errors as pg
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from agent_memory import calls
+from agent_memory import calls, errors
 from agent_memory.async_methods import AsyncMethods
 from agent_memory.errors import AgentMemoryError, ConnectionFailed, from_psycopg
 from agent_memory.http.keys import Caller, RateLimiter, key_from_headers, retry_after
@@ -162,8 +162,6 @@ class TenantMemory(AsyncMethods):
 
 def status_of(exc: AgentMemoryError) -> tuple[int, str]:
     """The HTTP status and error code of a database refusal."""
-    from agent_memory import errors
-
     state = exc.sqlstate or ""
     kinds: list[tuple[type[AgentMemoryError], int, str]] = [
         (errors.NotFound, 404, "not_found"),
