@@ -14,7 +14,7 @@ ifeq ($(SUDO),)
 endif
 export AGENT_MEMORY_HOME ?= $(CURDIR)/.agent-memory
 
-.PHONY: demo test test-citus soak provision provision-browser build install db-start db-stop lint schema client bench-locomo bench-beam bench-recall bench-ingest release clean
+.PHONY: demo test test-citus soak provision provision-browser build install db-start db-stop lint schema client bench-locomo bench-beam bench-beam500 bench-recall bench-ingest release clean
 
 ## demo: start the local server, install the extension, show what the product does
 demo: provision db-start
@@ -79,6 +79,10 @@ bench-locomo: db-start
 ## bench-beam: retrieval quality on BEAM-100K user-assistant chats (../shared/bench/beam) through memory.recall
 bench-beam: db-start
 	$(VENV)/bin/python bench/beam_recall.py
+
+## bench-beam500: retrieval quality on BEAM-500K's long conversations 11-20 (../shared/bench/beam)
+bench-beam500: db-start
+	$(VENV)/bin/python bench/beam500_recall.py
 
 ## bench-recall: recall latency at 10k and 100k turns against the HNSW + GIN lower bound
 bench-recall: db-start
