@@ -249,6 +249,14 @@ def list_sessions(
     return function("list_sessions", _all(results.SessionItem), agent_id=agent_id, search=search, k=k, before=before)
 
 
+def tune_weights(agent_id: str | None, dry_run: bool) -> Call[results.WeightTuning]:
+    return function("tune_weights", _one(results.WeightTuning), agent_id=agent_id, dry_run=dry_run)
+
+
+def reset_tuned_weights(agent_id: str | None) -> Call[bool]:
+    return function("reset_tuned_weights", lambda rows: rows[0]["reset_tuned_weights"], agent_id=agent_id)
+
+
 def forget(session_id: str, agent_id: str | None) -> Call[results.Forgotten]:
     return function("forget", _one(results.Forgotten), session_id=session_id, agent_id=agent_id)
 

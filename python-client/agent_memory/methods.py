@@ -51,6 +51,17 @@ class Methods:
         retracts it and stale lowers its importance (memory.give_feedback)."""
         return self._run(calls.give_feedback(verdict, options))
 
+    def tune_weights(self, *, agent_id: str | None = None, dry_run: bool = False) -> results.WeightTuning:
+        """Fits recall's signal weights to this tenant's feedback given with a query (agent_id: that agent's
+        only) and keeps them for recall unless dry_run; nothing moves below tune_min_verdicts helpful verdicts
+        (memory.tune_weights)."""
+        return self._run(calls.tune_weights(agent_id, dry_run))
+
+    def reset_tuned_weights(self, *, agent_id: str | None = None) -> bool:
+        """Removes the tuned weights of the tenant (or one agent): recall goes back to the weights in force
+        without them; True if there were any (memory.reset_tuned_weights)."""
+        return self._run(calls.reset_tuned_weights(agent_id))
+
     def remember(self, content: str, **options: Unpack[calls.MemoryOptions]) -> results.Remembered:
         """Keeps a memory: a fact, preference, rule, decision, skill, event, observation or task, with an
         optional key, subjects, tags, importance, confidence, valid_from, evidence turns and status

@@ -243,6 +243,27 @@ class SessionItem:
 
 
 @dataclass(frozen=True)
+class WeightTuning:
+    """memory.tune_weights: whether the weights fitted to feedback were kept (and why not), the evidence used,
+    each tuned signal's weight before and after ({"dense": {"before": 1.2, "after": 1.6}}), the share of
+    verdict pairs ordered right before and after, and the queries whose first candidate is helpful, and
+    changes."""
+
+    agent_id: str | None
+    applied: bool
+    reason: str
+    helpful_verdicts: int
+    queries: int
+    pairs: int
+    weights: dict[str, dict[str, float]] | None
+    ordered_before: float | None
+    ordered_after: float | None
+    top_helpful_before: int
+    top_helpful_after: int
+    top_changed: int
+
+
+@dataclass(frozen=True)
 class Forgotten:
     """memory.forget: what was removed, and the tombstone that records it."""
 

@@ -10,7 +10,7 @@ from typing import Any
 from agent_memory import results
 from agent_memory.calls import EntityMode, Level, Tier
 from agent_memory.client import Memory
-from agent_memory.commands import Args, Command, Option, Tool, answers, table
+from agent_memory.commands import Args, Command, Option, Tool, answers, said, table
 from agent_memory.errors import InvalidInput
 from agent_memory.formatting import plain, print_json, print_table, ranks, signals
 
@@ -115,6 +115,24 @@ def _context(empty: str) -> Any:
 BUDGET: dict[str, Any] = dict(
     tool="character budget (default: the setting)", tool_type=int | None, at_least=100, at_most=1000000
 )
+
+
+def _tuning(args: Args, tuning: results.WeightTuning) -> str:
+    """What tune_weights did: why, the weights it moved, and what they order differently."""
+    lines = [tuning.reason]
+    for name, weight in (tuning.weights or {}).items():
+        lines.append(f"  weight_{name}: {weight['before']:g} -> {weight['after']:.3g}")
+    if tuning.ordered_before is not None and tuning.ordered_after is not None:
+        lines.append(
+            f"pairs ordered right: {tuning.ordered_before:.3f} -> {tuning.ordered_after:.3f} ({tuning.pairs} pairs from"
+            f" {tuning.helpful_verdicts} helpful verdicts on {tuning.queries} queries)"
+        )
+        lines.append(
+            f"queries whose first hit is helpful: {tuning.top_helpful_before} -> {tuning.top_helpful_after}"
+            f" (first hit changed in {tuning.top_changed})"
+        )
+    return "\n".join(lines)
+
 
 COMMANDS = (
     Command(
@@ -231,5 +249,20 @@ COMMANDS = (
             answers.text("Nothing is remembered yet."),
             str,
         ),
+    ),
+    Command(
+        "tune_weights",
+        "fit recall's weights to this tenant's feedback (verdicts given with a query)",
+        (
+            Option("agent_id", "that agent's feedback, for its recalls (default: the whole tenant)"),
+            Option("dry_run", "show what it would set, keep nothing", flag=True),
+        ),
+        show=said(_tuning),
+    ),
+    Command(
+        "reset_tuned_weights",
+        "go back to the weights in force without tuning",
+        (Option("agent_id", "that agent's tuned weights (default: the tenant's)"),),
+        show=said(lambda args, removed: "tuned weights removed" if removed else "no tuned weights to remove"),
     ),
 )

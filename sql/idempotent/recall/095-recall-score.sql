@@ -434,7 +434,8 @@ set extra_float_digits = 3
 as $$
 declare
     v_tenant text := memory.current_tenant();
-    v_cfg jsonb := memory_internal._recall_settings(weights);
+    v_cfg jsonb;
+    v_tuned jsonb;
     v_q memory_internal._recall_query;
     v_degraded text [] := '{}';
     v_model record;
@@ -463,6 +464,7 @@ begin
     if include_ended is null then
         raise exception 'agent_memory: include_ended must be true or false' using errcode = 'null_value_not_allowed';
     end if;
+    select s.settings, s.tuned into v_cfg, v_tuned from memory_internal._recall_settings(weights, agent_id) as s;
     v_q := memory_internal._prepare_query(query, v_tenant, agent_id, v_cfg, entities, entity_mode, intent);
     v_tiers := array(select jsonb_array_elements_text(v_cfg -> 'recall_tiers'));
 
@@ -518,7 +520,7 @@ begin
         'signals', to_jsonb(v_fusion.names || v_boost.names),
         'fusion_signals', cardinality(v_fusion.names), 'weights', to_jsonb(v_fusion.weights || v_boost.weights),
         'rerank', v_cfg ->> 'rerank', 'as_of', as_of, 'include_ended', include_ended, 'tiers', to_jsonb(v_tiers),
-        'tags', v_cfg -> 'recall_tags',
+        'tags', v_cfg -> 'recall_tags', 'tuned', v_tuned,
         'route', case when v_q.intent is not null then 'memory first: ' || v_q.intent else 'hybrid' end
     );
     -- A prepared statement takes its argument as a value in the EXECUTE command (a quoted literal).

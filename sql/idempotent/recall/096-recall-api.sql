@@ -32,6 +32,7 @@ as $$
         'route', context -> 'route',
         'tiers', context -> 'tiers',
         'tags', context -> 'tags',
+        'tuned', context -> 'tuned',
         'rerank', case when context ->> 'rerank' <> 'none' then jsonb_build_object(
             'score', round(rerank_score::numeric, 6), 'error', rerank_error
         ) end
