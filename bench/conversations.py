@@ -131,31 +131,43 @@ def ingest(url: str, bench: Benchmark, conversations: list[dict], curated: bool,
 
 
 def ask(url: str, conversations: list[dict], level: str, weights: dict | None) -> tuple[list[dict], list[float]]:
-    rows, latencies = [], []
     with psycopg.connect(url, autocommit=True) as conn:
-        for conversation in conversations:
-            for question in conversation["questions"]:
-                started = time.perf_counter()
-                # A memory's evidence by primary key (tenant first), for memory hits only: timed with recall.
-                hits = conn.execute(
-                    "select r.message_id, r.session_id, e.turns, e.sessions"
-                    " from memory.recall(%s, k => 10, agent_id => %s, level => %s, weights => %s) with ordinality as r"
-                    " left join lateral (select array_agg(t.message_id order by t.turn_id) as turns,"
-                    " array_agg(s.session_id order by t.turn_id) as sessions from memory.turns as t"
-                    " join memory.sessions as s on s.tenant_id = t.tenant_id and s.session_key = t.session_key"
-                    " where t.tenant_id = memory.current_tenant() and t.turn_id = any(r.evidence_turn_ids)) as e"
-                    " on r.evidence_turn_ids is not null order by r.ordinality",
-                    (question["question"], conversation["conversation_id"], level, Jsonb(weights) if weights else None),
-                ).fetchall()
-                latencies.append(time.perf_counter() - started)
-                rows.append({"question_id": question["question_id"], "retrieved": retrieved(hits, level)})
+        return ask_on(conn, conversations, level, weights)
+
+
+def recall_hits(conn: psycopg.Connection, question: str, agent: str, level: str, weights: dict | None) -> list[tuple]:
+    """recall's first 10 hits: (message_id, session_id, evidence turns, evidence sessions, turn_id, memory_id)."""
+    # A memory's evidence by primary key (tenant first), for memory hits only: timed with recall.
+    return conn.execute(
+        "select r.message_id, r.session_id, e.turns, e.sessions, r.turn_id, r.memory_id"
+        " from memory.recall(%s, k => 10, agent_id => %s, level => %s, weights => %s) with ordinality as r"
+        " left join lateral (select array_agg(t.message_id order by t.turn_id) as turns,"
+        " array_agg(s.session_id order by t.turn_id) as sessions from memory.turns as t"
+        " join memory.sessions as s on s.tenant_id = t.tenant_id and s.session_key = t.session_key"
+        " where t.tenant_id = memory.current_tenant() and t.turn_id = any(r.evidence_turn_ids)) as e"
+        " on r.evidence_turn_ids is not null order by r.ordinality",
+        (question, agent, level, Jsonb(weights) if weights else None),
+    ).fetchall()
+
+
+def ask_on(
+    conn: psycopg.Connection, conversations: list[dict], level: str, weights: dict | None
+) -> tuple[list[dict], list[float]]:
+    """Every question of the conversations through recall on this connection: run rows and latencies."""
+    rows, latencies = [], []
+    for conversation in conversations:
+        for question in conversation["questions"]:
+            started = time.perf_counter()
+            hits = recall_hits(conn, question["question"], conversation["conversation_id"], level, weights)
+            latencies.append(time.perf_counter() - started)
+            rows.append({"question_id": question["question_id"], "retrieved": retrieved(hits, level)})
     return rows, latencies
 
 
 def retrieved(hits: list[tuple], level: str) -> list[str]:
     """The run's ids, best first: a memory hit counts as the turns (or sessions) it came from."""
     out: list[str] = []
-    for message_id, session_id, evidence_turns, evidence_sessions in hits:
+    for message_id, session_id, evidence_turns, evidence_sessions, *_ in hits:
         ids = (evidence_turns or [message_id]) if level == "turn" else (evidence_sessions or [session_id])
         out += [i for i in ids if i not in out]
     return out
