@@ -414,6 +414,10 @@ class Health:
     embedder_loads: bool | None
     embedder_dimensions: int | None
     problem: str | None
+    # The version on the server's disk and the update path to it (None: none to apply, or an install older
+    # than 0.4.0, whose health does not say).
+    available_version: str | None = None
+    update_path: str | None = None
 
 
 @dataclass(frozen=True)

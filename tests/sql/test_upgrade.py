@@ -1,11 +1,14 @@
 """ALTER EXTENSION agent_memory UPDATE from every released version gives what a fresh install gives."""
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from psycopg import sql
 
 ROOT = Path(__file__).resolve().parents[2]
+CLI = str(Path(sys.executable).with_name("agent-memory"))
 RELEASED = sorted(
     path.name.removeprefix("agent_memory--").removesuffix(".sql")
     for path in (ROOT / "extension" / "released").glob("agent_memory--*.sql")
@@ -126,3 +129,52 @@ def test_upgrade_keeps_what_was_committed_remembered_and_judged(bare_db, old_ver
     hits = bare_db.execute("select turn_id, agent_id from memory.recall('staging database Frankfurt')").fetchall()
     assert hits == [(turn, "ops")]
     assert bare_db.execute("select trust from memory.turns").fetchone()[0] > 1
+
+
+def test_an_older_install_is_seen_and_upgraded_from_the_outside(db, bare_db):
+    """`db status` and `db upgrade --check` say what an update would apply and change nothing; `db upgrade` applies
+    it; health() says it from 0.4.0 on (an install of 0.3.0 has the health of 0.3.0)."""
+    info = bare_db.info
+    url = f"postgresql://{info.user}@/{info.dbname}?host={info.host}&port={info.port}"
+    current = db.execute("select memory.version()").fetchone()[0]
+    old = RELEASED[-1]
+    install(bare_db, old)
+    bare_db.commit()
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([CLI, "--dsn", url, "db", *args], capture_output=True, text=True)
+
+    pending = (
+        f"agent_memory {old} is installed in database {info.dbname} and {current} is on disk:"
+        f" `agent-memory db upgrade` (alter extension agent_memory update) applies {old} -> {current}"
+    )
+    checked = cli("upgrade", "--check")
+    assert (checked.returncode, checked.stdout.strip()) == (1, pending)
+    assert bare_db.execute("select extversion from pg_extension where extname = 'agent_memory'").fetchone()[0] == old
+    upgraded = cli("upgrade")
+    assert (upgraded.returncode, upgraded.stdout.strip()) == (
+        0,
+        f"agent_memory upgraded in database {info.dbname}: {old} -> {current}",
+    )
+    again = cli("upgrade", "--check")
+    assert (again.returncode, again.stdout.strip()) == (
+        0,
+        f"agent_memory {current} is installed in database {info.dbname}, the version on disk",
+    )
+    health = bare_db.execute("select problem, available_version, update_path from memory.health()").fetchone()
+    assert health == (None, current, None)
+
+
+def test_health_names_an_update_to_apply(db):
+    """The installed version set back in the catalog stands for an older install under a newer control file
+    (the install of an older release has that release's health, which does not say it)."""
+    current = db.execute("select memory.version()").fetchone()[0]
+    old = RELEASED[-1]
+    db.execute("update pg_extension set extversion = %s where extname = 'agent_memory'", (old,))
+    row = db.execute("select problem, available_version, update_path from memory.health()").fetchone()
+    assert row == (
+        f"agent_memory {old} is installed and {current} is on the server's disk: alter extension agent_memory"
+        f" update (agent-memory db upgrade) applies {old} -> {current}",
+        current,
+        f"{old}--{current}",
+    )

@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from agent_memory import hooks, watch
+from agent_memory import hooks, upgrade, watch
 from agent_memory.client import Memory
 from agent_memory.commands import (
     Args,
@@ -38,6 +38,10 @@ from agent_memory.progress import Progress
 
 
 def database(args: Args) -> int:
+    if args.action == "upgrade":
+        return _upgrade(args)
+    if args.check:
+        raise InvalidInput("--check goes with db upgrade")
     chosen = home(args)
     server = LocalServer(directory=chosen.directory, port=args.port)
     if args.action == "start":
@@ -56,9 +60,35 @@ def database(args: Args) -> int:
         )
     if args.action == "status":
         print(f"{'running' if running else 'stopped'}: {server.url()}")
+        if running:
+            _print_extension_state(args)
         return 0 if running else 3
     print(server.url(args.dbname))
     return 0
+
+
+def _print_extension_state(args: Args) -> None:
+    try:
+        with psycopg.connect(dsn(args), autocommit=True) as conn:
+            print(upgrade.extension_state(conn).describe())
+    except psycopg.OperationalError as error:
+        print(f"database {args.dbname}: {str(error).strip().splitlines()[-1]}")
+
+
+def _upgrade(args: Args) -> int:
+    """db upgrade: ALTER EXTENSION agent_memory UPDATE in the database when one is pending; --check changes
+    nothing and exits 1 when one is."""
+    with psycopg.connect(dsn(args), autocommit=True) as conn:
+        if args.check:
+            state = upgrade.extension_state(conn)
+            print(state.describe())
+            return 1 if state.pending else 0
+        before, after = upgrade.upgrade(conn)
+    if before.pending:
+        print(f"agent_memory upgraded in database {after.database}: {before.steps()}")
+    else:
+        print(after.describe())
+    return 0 if after.installed is not None and after.installed == after.available else 1
 
 
 def install(args: Args) -> int:
@@ -194,10 +224,16 @@ def _reindexed(args: Args, result: Any) -> str:
 COMMANDS: tuple[Command, ...] = (
     Command(
         "db",
-        "run the local PostgreSQL server",
-        (Option("action", positional=True, choices=["start", "stop", "status", "url"]),),
+        "run the local PostgreSQL server; upgrade the extension in a database",
+        (
+            Option("action", positional=True, choices=["start", "stop", "status", "url", "upgrade"]),
+            Option(
+                "check", "with upgrade: say what an update would apply, change nothing (exit 1: one is due)", flag=True
+            ),
+        ),
         description=f"Its directory: --dir if given, else {HOME_RULE}. `db url` and `db status` say on stderr which"
-        " directory they chose when no server runs there.",
+        " directory they chose when no server runs there. `db status` also says which version of the extension the"
+        " database has against the one on disk; `db upgrade` (any database, with --dsn) applies the update.",
         main=database,
     ),
     Command("install", "create (or update) the extension in the database", main=install),

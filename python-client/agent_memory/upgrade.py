@@ -1,0 +1,71 @@
+"""The extension installed in a database against the one on the server's disk: what `agent-memory db status`
+says and what `agent-memory db upgrade` applies. Read from PostgreSQL's catalogs, so it works whatever version
+is installed (memory.health() says the same from 0.4.0 on)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+
+STATE = """
+select e.extversion, a.default_version, (
+    select p.path from pg_catalog.pg_extension_update_paths('agent_memory') as p
+    where p.source = e.extversion and p.target = a.default_version
+)
+from pg_catalog.pg_available_extensions as a
+left join pg_catalog.pg_extension as e on e.extname = a.name
+where a.name = 'agent_memory'
+"""
+
+
+@dataclass(frozen=True)
+class ExtensionState:
+    database: str
+    on_disk: bool  # the server has the extension's files
+    installed: str | None  # None: not installed in the database
+    available: str | None  # the version on disk (its control file's default_version)
+    path: str | None  # the versions an update goes through, "0.3.0--0.4.0"; None when none
+
+    @property
+    def pending(self) -> bool:
+        """An update to apply: the installed version is not the one on disk and a path leads there."""
+        return self.installed is not None and self.installed != self.available and self.path is not None
+
+    def describe(self) -> str:
+        if not self.on_disk:
+            return f"agent_memory is not on this server's disk (database {self.database}): run `make install`"
+        if self.installed is None:
+            return f"agent_memory {self.available} is on disk, not installed in database {self.database}: " + (
+                "`agent-memory install`"
+            )
+        if self.installed == self.available:
+            return f"agent_memory {self.installed} is installed in database {self.database}, the version on disk"
+        if self.path is None:
+            return (
+                f"agent_memory {self.installed} is installed in database {self.database} and {self.available} is on"
+                " disk, with no update path between them"
+            )
+        return (
+            f"agent_memory {self.installed} is installed in database {self.database} and {self.available} is on disk:"
+            f" `agent-memory db upgrade` (alter extension agent_memory update) applies {self.steps()}"
+        )
+
+    def steps(self) -> str:
+        return (self.path or "").replace("--", " -> ")
+
+
+def extension_state(conn: psycopg.Connection) -> ExtensionState:
+    row = conn.execute(STATE).fetchone()
+    database = conn.info.dbname
+    if row is None:
+        return ExtensionState(database, False, None, None, None)
+    return ExtensionState(database, True, *row)
+
+
+def upgrade(conn: psycopg.Connection) -> tuple[ExtensionState, ExtensionState]:
+    """ALTER EXTENSION agent_memory UPDATE when an update is pending: the state before and after."""
+    before = extension_state(conn)
+    if before.pending:
+        conn.execute("alter extension agent_memory update")
+    return before, extension_state(conn)
