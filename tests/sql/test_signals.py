@@ -147,6 +147,35 @@ def test_access_is_the_logarithm_of_one_plus_the_count(db):
     assert signal(db, "access", access_count=3) == pytest.approx(math.log(4))
 
 
+def test_length_is_minus_the_logarithm_of_the_turns_chunks(db):
+    assert signal(db, "length", chunk_count=4) == pytest.approx(-math.log(4))
+    assert (signal(db, "length", chunk_count=1), signal(db, "length")) == (0, 0)
+
+
+def test_length_takes_its_weight_times_the_log_of_the_chunks_from_a_long_turn(db):
+    """A short question and a long reply that repeats its words in one of its many chunks."""
+    question = "Which PostgreSQL extension gives us vector search with HNSW indexes?"
+    filler = " ".join(f"Step {n}: the staging cluster was rebuilt from its nightly snapshot." for n in range(200))
+    reply = f"{filler} About which PostgreSQL extension gives us vector search with HNSW indexes: pgvector. {filler}"
+    said = [{"role": "user", "content": question}, {"role": "assistant", "content": reply}]
+    db.execute("select memory.commit('s', %s, enrich => 'now')", (Json(said),))
+    counted = db.execute("select t.role, count(*) from memory.chunks join memory.turns as t using (turn_id) group by 1")
+    chunks = dict(counted.fetchall())
+    assert chunks["user"] == 1 and chunks["assistant"] > 4
+
+    def scores(weight: float) -> dict[str, float]:
+        rows = db.execute(
+            "select role, score from memory.recall('which extension gives vector search with HNSW indexes?', k => 2,"
+            " weights => %s)",
+            (Jsonb({"weight_length": weight}),),
+        )
+        return dict(rows.fetchall())
+
+    off, on = scores(0), scores(3)
+    assert on["user"] == pytest.approx(off["user"])
+    assert off["assistant"] - on["assistant"] == pytest.approx(3 * math.log(chunks["assistant"]))
+
+
 def test_session_is_the_best_fused_score_of_the_session(db):
     assert signal(db, "session", session_best=1.25) == pytest.approx(1.25)
 
