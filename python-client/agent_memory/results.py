@@ -60,7 +60,8 @@ class Components(TypedDict):
     score, the chunk that matched, the embedding model, the fusion method, the speakers and entities the
     query named (or was passed), what recall had to do without (degraded), the rerank stage (None when
     it is off), the route taken ("hybrid", or "memory first: <kind>" for a question about rules,
-    preferences or decisions), the tiers searched and the tags recall kept to (empty: every hit)."""
+    preferences or decisions), the tiers searched, the tags recall kept to (empty: every hit), and the weights
+    tuned from feedback it used (None: none; else {"agent_id": "" for the tenant's, "fitted_at": ...})."""
 
     signals: dict[str, Signal]
     fused: float
@@ -74,6 +75,7 @@ class Components(TypedDict):
     route: str
     tiers: list[str]
     tags: list[str]
+    tuned: dict[str, str] | None
 
 
 @dataclass(frozen=True)
