@@ -12,11 +12,13 @@ right, within bounds:
   among its candidates gives no pair: "unhelpful" alone does not say what should come first.
 - **Score**: a candidate's score is linear in the weights, the sum over signals of weight x feature, where a
   fusion signal's feature is its z-score among the candidates and a boost signal's its value (as recall
-  scores them; recall's best-chunk choice and a memory's placement are left as they were).
+  scores them). Left as they were: recall's best-chunk choice, a memory's placement, and the boosts built
+  from fused scores (session, neighbor), taken as the features they were.
 - **Bounds**: a weight moves by a factor between 1 / max_factor and max_factor of its weight in force (so it
   keeps its sign, and a signal switched off stays off). The weights are fitted as logarithms of those
   factors, with their mean held at 0: multiplying every weight by the same number orders nothing
-  differently, so the fit does not drift that way.
+  differently, so the fit does not drift that way. Each step is projected exactly onto those bounds. A fit
+  that moves no factor by more than ``MOVED`` (in log) keeps nothing.
 - **Objective**: the mean logistic loss of the pairs plus ``REGULARIZATION`` times the sum of squared log
   factors (a factor moves only as far as the pairs pull it), minimized by gradient descent with a
   backtracking step. A signal equal on both sides of every pair keeps its weight.
@@ -34,6 +36,7 @@ import numpy as np
 KEEP_BELOW = 3
 REGULARIZATION = 0.05
 ITERATIONS = 300
+MOVED = 1e-3  # a log factor below this moves nothing worth keeping
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,8 @@ def fit(queries: Sequence[Query], weights: Mapping[str, float], max_factor: floa
     if not tuned:
         return _report(used, preferred, base, base, {}, False, "no signal tells the pairs apart", helpful_used)
     logs = _descend(differences[:, moving], np.array([base[name] for name in tuned]), math.log(max_factor))
+    if np.abs(logs).max() < MOVED:
+        return _report(used, preferred, base, base, {}, False, "the verdicts move no weight", helpful_used)
     factors = {name: float(math.exp(t)) for name, t in zip(tuned, logs, strict=True)}
     fitted = {**base, **{name: base[name] * factors[name] for name in tuned}}
     return _report(used, preferred, base, fitted, factors, True, "fitted", helpful_used)
@@ -147,24 +152,28 @@ def _objective(differences: np.ndarray, base: np.ndarray, logs: np.ndarray) -> t
 
 
 def _project(logs: np.ndarray, bound: float) -> np.ndarray:
-    """Log factors with their mean at 0, each within [-bound, bound] (alternated until both hold)."""
-    for _ in range(50):
-        logs = np.clip(logs - logs.mean(), -bound, bound)
-        if abs(logs.mean()) < 1e-9:
-            break
-    return logs
+    """The nearest log factors whose mean is 0 and each within [-bound, bound]: clip(logs - shift), the shift
+    found by bisection (the mean falls as the shift grows)."""
+    low, high = float(logs.min()) - bound, float(logs.max()) + bound
+    for _ in range(60):
+        shift = (low + high) / 2
+        if np.clip(logs - shift, -bound, bound).mean() > 0:
+            low = shift
+        else:
+            high = shift
+    return np.clip(logs - (low + high) / 2, -bound, bound)
 
 
 def _descend(differences: np.ndarray, base: np.ndarray, bound: float) -> np.ndarray:
-    """Gradient descent with a backtracking step from factors of 1."""
+    """Projected gradient descent from factors of 1; the step halves until the loss falls, doubles after."""
     logs = np.zeros(len(base))
     loss, gradient = _objective(differences, base, logs)
     step = 1.0
     for _ in range(ITERATIONS):
-        while step > 1e-6:
+        while step > 1e-9:
             candidate = _project(logs - step * gradient, bound)
             candidate_loss, candidate_gradient = _objective(differences, base, candidate)
-            if candidate_loss <= loss:
+            if candidate_loss < loss:
                 break
             step /= 2
         else:

@@ -152,6 +152,7 @@ def test_a_tenant_tunes_its_own_and_no_other(db, logins: Logins):
         ("memory.tune_weights(dry_run => null)", "dry_run must be true or false"),
         ("memory.tune_weights(agent_id => '')", "agent_id must not be empty (null tunes the whole tenant)"),
         ("memory.tune_weights(agent_id => 'nobody')", 'no agent "nobody" in tenant "default"'),
+        ("memory.reset_tuned_weights(agent_id => '')", "agent_id must not be empty (null resets the whole tenant's)"),
     ],
 )
 def test_bad_calls_name_the_problem(db, call, message):
@@ -160,10 +161,30 @@ def test_bad_calls_name_the_problem(db, call, message):
         db.execute(f"select {call}")
 
 
-def test_reciprocal_rank_fusion_is_refused(judged):
+def test_reciprocal_rank_fusion_is_refused_and_leaves_tuned_factors_out(judged):
+    judged.execute("select memory.tune_weights()")
     judged.execute("set memory.fusion = 'rrf'")
+    assert weights_used(judged) == {"dense": 1.2, "lexical": 1.0, "tuned": None}
+    judged.execute("reset memory.fusion")
+    judged.execute("insert into memory.config (key, value) values ('fusion', '\"rrf\"')")
     with pytest.raises(psycopg.errors.FeatureNotSupported, match="tune_weights fits z-score fusion"):
         judged.execute("select memory.tune_weights()")
+
+
+def test_the_fit_reads_the_configuration_not_the_session(db, logins: Logins):
+    """A tenant's session cannot pick the base weights or loosen the bounds of what every session will use."""
+    db.execute("insert into memory.config (tenant_id, key, value) values ('', 'tune_min_verdicts', '3')")
+    db.commit()
+    acme = logins.create(tenant="acme")
+    load(acme)
+    judge(acme)
+    acme.execute("set memory.weight_dense = 100")
+    dry = acme.execute("select weights from memory.tune_weights(dry_run => true)").fetchone()[0]
+    assert dry["dense"]["before"] == 1.2 and dry["dense"]["after"] <= 2.4
+    acme.execute("reset memory.weight_dense")
+    acme.execute("set memory.tune_max_factor = 10")
+    with pytest.raises(psycopg.Error, match="tune_max_factor"):
+        acme.execute("select memory.tune_weights()")
 
 
 def test_the_client_and_the_command_line_tune_and_reset(judged, dsn):

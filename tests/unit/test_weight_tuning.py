@@ -1,10 +1,22 @@
 """Recall's weights fitted to feedback (agent_memory_db.weight_tuning): pairs, bounds, evidence, the fit."""
 
+import math
 import random
 
+import numpy as np
 import pytest
 
-from agent_memory_db.weight_tuning import Candidate, Query, features_of, fit, pairs, queries_from
+from agent_memory_db.weight_tuning import (
+    Candidate,
+    Query,
+    _descend,
+    _objective,
+    _project,
+    features_of,
+    fit,
+    pairs,
+    queries_from,
+)
 
 
 def candidates(*rows: tuple[int, float, float]) -> list[Candidate]:
@@ -93,6 +105,26 @@ def test_below_the_evidence_needed_nothing_moves():
     assert not result.enough
     assert result.weights == {"lexical": 1.0, "dense": 0.5}
     assert result.reason == "not enough evidence: 5 helpful verdicts on recalled turns, 20 needed"
+
+
+def test_the_fit_reaches_the_optimum_when_a_weight_sits_on_its_bound():
+    """Against plain small steps: the backtracking descent must not stop on a step that returns to its point."""
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        differences = rng.normal(size=(60, 4)) + rng.normal(size=4)
+        base = np.array([1.0, 1.2, 0.5, 2.0])
+        found = _descend(differences, base, math.log(2))
+        slow = np.zeros(4)
+        for _ in range(1500):
+            slow = _project(slow - 0.05 * _objective(differences, base, slow)[1], math.log(2))
+        assert _objective(differences, base, found)[0] <= _objective(differences, base, slow)[0] + 1e-6
+        assert abs(found.mean()) < 1e-9 and np.abs(found).max() <= math.log(2) + 1e-12
+
+
+def test_a_single_signal_that_orders_the_pairs_keeps_its_weight():
+    only = [Query([Candidate(1, {"lexical": 1.0}), Candidate(2, {"lexical": 0.0})], helpful=frozenset({2}))]
+    result = fit(only, {"lexical": 1.0}, max_factor=2, min_helpful=1)
+    assert (result.enough, result.reason, result.weights) == (False, "the verdicts move no weight", {"lexical": 1.0})
 
 
 def test_no_pair_and_no_weight_are_said():

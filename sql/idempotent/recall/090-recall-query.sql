@@ -2,27 +2,29 @@
 -- its lexemes with document frequencies and idf in the scope (tenant, and agent when given), the
 -- entities it is about.
 
--- The weights fitted to a tenant's feedback (memory.tune_weights) that a recall of this agent uses: the agent's
--- own, else the tenant's (agent ''), else none. tuned says which: {"agent_id", "fitted_at"}.
-create or replace function memory_internal._tuned_weights(
-    tenant text, agent_id text, out weights jsonb, out tuned jsonb
+-- The factors fitted to a tenant's feedback (memory.tune_weights) that a recall of this agent applies to the
+-- weights in force: the agent's own, else the tenant's (agent ''), else none. tuned says which: {"agent_id",
+-- "fitted_at"}.
+create or replace function memory_internal._tuned_factors(
+    tenant text, agent_id text, out factors jsonb, out tuned jsonb
 )
 language sql
 stable
 as $$
-    select w.weights, jsonb_build_object('agent_id', w.agent_id, 'fitted_at', w.fitted_at)
+    select w.factors, jsonb_build_object('agent_id', w.agent_id, 'fitted_at', w.fitted_at)
     from memory.tuned_weights as w
-    where w.tenant_id = tenant and w.agent_id in ('', coalesce(_tuned_weights.agent_id, ''))
+    where w.tenant_id = tenant and w.agent_id in ('', coalesce(_tuned_factors.agent_id, ''))
     order by w.agent_id desc
     limit 1
 $$;
 
-comment on function memory_internal._tuned_weights(text, text) is
-'Internal: the tuned weights a recall of this agent uses (the agent''s, else the tenant''s), and which.';
+comment on function memory_internal._tuned_factors(text, text) is
+'Internal: the tuned factors a recall of this agent applies (the agent''s, else the tenant''s), and which.';
 
--- The recall settings in force: the session's and memory.config's, then the weights tuned from feedback for
--- this agent (use_tuned_weights; a weight the session set keeps its value), then per-call weights (keys of
--- memory.setting_definitions()) on top. tuned: which tuned weights were used (null: none).
+-- The recall settings in force: the session's and memory.config's, each weight multiplied by its factor tuned
+-- from feedback for this agent (use_tuned_weights, z-score fusion only; a weight the session set keeps its
+-- value), then per-call weights (keys of memory.setting_definitions()) on top. tuned: which tuned factors were
+-- used (null: none).
 drop function if exists memory_internal._recall_settings(jsonb);
 create or replace function memory_internal._recall_settings(
     weights jsonb, agent_id text, out settings jsonb, out tuned jsonb
@@ -43,12 +45,18 @@ begin
         perform memory_internal._check_set_by(v_key, 'a call''s weights');
         v_call := v_call || jsonb_build_object(v_key, memory_internal._validated_setting(v_key, weights -> v_key));
     end loop;
-    if (coalesce(v_call -> 'use_tuned_weights', settings -> 'use_tuned_weights'))::boolean then
-        select * into v_tuned from memory_internal._tuned_weights(memory.current_tenant(), agent_id);
-        if v_tuned.weights is not null then
+    if (coalesce(v_call -> 'use_tuned_weights', settings -> 'use_tuned_weights'))::boolean
+        and coalesce(v_call ->> 'fusion', settings ->> 'fusion') = 'zscore' then
+        select * into v_tuned from memory_internal._tuned_factors(memory.current_tenant(), agent_id);
+        if v_tuned.factors is not null then
             settings := settings || (
-                select coalesce(jsonb_object_agg(w.key, w.value), '{}') from jsonb_each(v_tuned.weights) as w
-                where settings ? w.key and not w.key = any(memory_internal._session_setting_names())
+                select coalesce(jsonb_object_agg(
+                    'weight_' || f.key, (settings ->> ('weight_' || f.key))::double precision * f.value::double precision
+                ), '{}')
+                from jsonb_each_text(v_tuned.factors) as f
+                where settings ? ('weight_' || f.key) and not ('weight_' || f.key) = any(
+                    array(select lower(n) from unnest(memory_internal._session_setting_names()) as n)
+                )
             );
             tuned := v_tuned.tuned;
         end if;
@@ -58,8 +66,8 @@ end
 $$;
 
 comment on function memory_internal._recall_settings(jsonb, text) is
-'Internal: the settings in force for one recall of an agent: the session''s and configured ones, the weights '
-'tuned from feedback (use_tuned_weights), per-call weights taking precedence; and which tuned weights.';
+'Internal: the settings in force for one recall of an agent: the session''s and configured ones, each weight '
+'times its factor tuned from feedback (use_tuned_weights), per-call weights taking precedence; and which.';
 
 -- The speakers of the scope whose names the query mentions (whole words, any case).
 -- plpgsql for the plan it keeps across calls (see memory_internal._settings_json).

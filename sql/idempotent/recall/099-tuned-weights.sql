@@ -21,10 +21,11 @@ $$;
 comment on function memory_internal._fit_weights(jsonb, jsonb, text[], double precision, integer) is
 'Internal: recall''s weights fitted to the verdicts on recalled queries (agent_memory_db.weight_tuning.fit).';
 
--- Each query that verdicts were given with, recalled again as the agent whose turn was judged, with the weights in
--- force without tuning: every candidate's components in recall's order, and the turns judged helpful and
--- otherwise (an agent's latest verdict on a turn or the memory it carries, for that query).
-create or replace function memory_internal._feedback_queries(tenant text, agent_id text) returns jsonb
+-- Each query that verdicts were given with, recalled again as the agent whose turn was judged, with the given
+-- per-call settings (the configured weights, untuned): every candidate's components in recall's order, and the
+-- turns judged helpful and otherwise (the latest verdict on a turn or the memory it carries for that query,
+-- whoever gave it).
+create or replace function memory_internal._feedback_queries(tenant text, agent_id text, replay jsonb) returns jsonb
 language sql
 volatile
 as $$
@@ -42,7 +43,7 @@ as $$
         'candidates', (
             select coalesce(jsonb_agg(jsonb_build_object('turn', e.turn_id, 'components', e.components)
                                       order by e.rank), '[]')
-            from memory.explain_recall(q.query, agent_id => q.agent_id, weights => '{"use_tuned_weights": false}') as e
+            from memory.explain_recall(q.query, agent_id => q.agent_id, weights => replay) as e
         ),
         'helpful', q.helpful, 'unhelpful', q.unhelpful
     )), '[]')
@@ -54,8 +55,9 @@ as $$
     ) as q
 $$;
 
-comment on function memory_internal._feedback_queries(text, text) is
-'Internal: the queries verdicts were given with, recalled again untuned, with the turns judged helpful and not.';
+comment on function memory_internal._feedback_queries(text, text, jsonb) is
+'Internal: the queries verdicts were given with, recalled again with the given settings, with the turns judged '
+'helpful and not.';
 
 create or replace function memory.tune_weights(agent_id text default null, dry_run boolean default false)
 returns memory.weight_tuning
@@ -65,7 +67,8 @@ as $$
 #variable_conflict use_column
 declare
     v_tenant text := memory.current_tenant();
-    v_settings jsonb := (memory_internal._recall_settings('{"use_tuned_weights": false}', agent_id)).settings;
+    -- The configuration's settings, never the session's: the fit is kept for every session of the tenant.
+    v_settings jsonb := memory_internal._configured_settings(memory.current_tenant());
     v_signals record;
     v_fit jsonb;
     v_weights jsonb;
@@ -84,18 +87,20 @@ begin
         raise exception 'agent_memory: no agent "%" in tenant "%"', agent_id, v_tenant using errcode = 'no_data_found';
     end if;
     if v_settings ->> 'fusion' <> 'zscore' then
-        raise exception 'agent_memory: tune_weights fits z-score fusion, and the setting fusion is %', v_settings ->> 'fusion'
-            using errcode = 'feature_not_supported', hint = 'set memory.fusion = ''zscore'' for the call';
+        raise exception 'agent_memory: tune_weights fits z-score fusion, and this tenant''s fusion is %',
+            v_settings ->> 'fusion' using errcode = 'feature_not_supported';
     end if;
 
     -- Trust is feedback itself (the verdicts being fitted set it): its weight is not fitted to them.
-    select array_agg(r.name) filter (where r.stage = 'fusion') as fusion,
-           jsonb_object_agg(r.name, (v_settings ->> ('weight_' || r.name))::double precision) as weights
+    select array_agg(r.name) filter (where r.stage = 'fusion' and r.name <> 'trust') as fusion,
+           jsonb_object_agg(r.name, (v_settings ->> ('weight_' || r.name))::double precision)
+               filter (where r.name <> 'trust') as weights,
+           jsonb_object_agg('weight_' || r.name, v_settings -> ('weight_' || r.name))
+               || '{"use_tuned_weights": false, "fusion": "zscore"}' as replay
     into v_signals
-    from memory.signals as r
-    where r.name <> 'trust';
+    from memory.signals as r;
     v_fit := memory_internal._fit_weights(
-        memory_internal._feedback_queries(v_tenant, agent_id), v_signals.weights, v_signals.fusion,
+        memory_internal._feedback_queries(v_tenant, agent_id, v_signals.replay), v_signals.weights, v_signals.fusion,
         (v_settings ->> 'tune_max_factor')::double precision, (v_settings ->> 'tune_min_verdicts')::integer
     );
 
@@ -145,16 +150,18 @@ comment on function memory.tune_weights(text, boolean) is
 'helpful and changes.';
 
 create or replace function memory.reset_tuned_weights(agent_id text default null) returns boolean
-language sql
+language plpgsql
 volatile
 as $$
-    with removed as (
-        delete from memory.tuned_weights as w
-        where w.tenant_id = memory.current_tenant() and w.agent_id = coalesce(reset_tuned_weights.agent_id, '')
-        returning 1
-    )
-
-    select exists (select from removed)
+begin
+    if agent_id = '' then
+        raise exception 'agent_memory: agent_id must not be empty (null resets the whole tenant''s)'
+            using errcode = 'invalid_parameter_value';
+    end if;
+    delete from memory.tuned_weights as w
+    where w.tenant_id = memory.current_tenant() and w.agent_id = coalesce(reset_tuned_weights.agent_id, '');
+    return found;
+end
 $$;
 
 comment on function memory.reset_tuned_weights(text) is
