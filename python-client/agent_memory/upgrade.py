@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import psycopg
 
+# memory_internal._extension_update() asks the same of the catalogs; it is not called here because an install
+# older than 0.4.0 does not have it, and this must answer for any installed version (or none).
 STATE = """
 select e.extversion, a.default_version, (
     select p.path from pg_catalog.pg_extension_update_paths('agent_memory') as p

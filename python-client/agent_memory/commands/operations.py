@@ -61,18 +61,19 @@ def database(args: Args) -> int:
     if args.action == "status":
         print(f"{'running' if running else 'stopped'}: {server.url()}")
         if running:
-            _print_extension_state(args)
+            _print_extension_state(server.url(args.dbname), args.dbname)
         return 0 if running else 3
     print(server.url(args.dbname))
     return 0
 
 
-def _print_extension_state(args: Args) -> None:
+def _print_extension_state(url: str, dbname: str) -> None:
+    """The extension in the local server's database against the one on its disk."""
     try:
-        with psycopg.connect(dsn(args), autocommit=True) as conn:
+        with psycopg.connect(url, autocommit=True) as conn:
             print(upgrade.extension_state(conn).describe())
     except psycopg.OperationalError as error:
-        print(f"database {args.dbname}: {str(error).strip().splitlines()[-1]}")
+        print(f"database {dbname}: {str(error).strip().splitlines()[-1]}")
 
 
 def _upgrade(args: Args) -> int:

@@ -37,10 +37,13 @@ as $$
 import sys
 update = plpy.execute("select * from memory_internal._extension_update()")[0]
 older = None
-if update["available"] != update["installed"]:
+if update["path"]:
     older = ("agent_memory %s is installed and %s is on the server's disk: alter extension agent_memory update "
-             "(agent-memory db upgrade) %s" % (update["installed"], update["available"],
-             "applies " + update["path"].replace("--", " -> ") if update["path"] else "has no update path to it"))
+             "(agent-memory db upgrade) applies %s" % (update["installed"], update["available"],
+                                                       update["path"].replace("--", " -> ")))
+elif update["available"] != update["installed"]:
+    older = ("agent_memory %s is installed and %s is on the server's disk, with no update path between them"
+             % (update["installed"], update["available"]))
 extension_version = plpy.execute("select memory.version() as v")[0]["v"]
 pgvector_version = plpy.execute(
     "select extversion from pg_catalog.pg_extension where extname = 'vector'")[0]["extversion"]
