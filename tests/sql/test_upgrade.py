@@ -178,3 +178,9 @@ def test_health_names_an_update_to_apply(db):
         current,
         f"{old}--{current}",
     )
+
+
+def test_check_goes_with_upgrade_only(dsn):
+    refused = subprocess.run([CLI, "--dsn", dsn, "db", "status", "--check"], capture_output=True, text=True)
+    assert refused.returncode != 0
+    assert "--check goes with db upgrade" in refused.stderr
