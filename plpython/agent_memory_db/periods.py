@@ -43,7 +43,7 @@ MONTHS = {
     )
     for name in names
 }
-MONTH = r"(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+MONTH = r"(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")(?:\.|\b)"  # "dec" is not "decision"
 DAY = r"\d{1,2}(?:st|nd|rd|th)?(?!\d)"
 YEAR = r"(?:19|20)\d\d(?!\d)"
 # A bare month or year counts after one of these ("in May", not "may"; "since 2023", not "2023 tokens").
@@ -195,6 +195,11 @@ def _relative(match: re.Match[str], today: date) -> Period:
 
 def named_period(text: str, today: date) -> Period | None:
     """The days the text names: (first, day after the last), or None when it names none."""
+    return period_and_mentions(text, today)[0]
+
+
+def period_and_mentions(text: str, today: date) -> tuple[Period | None, list[tuple[int, int]]]:
+    """The days the text names, and where it names them: the (start, end) of each mention read."""
     mentions = list(MENTION.finditer(text))
     years = [
         int(year)
@@ -206,11 +211,9 @@ def named_period(text: str, today: date) -> Period | None:
     absolute = [(m, span) for m in mentions if (span := _absolute(m, default_year, today))]
     spans = [_open_ended(_part(span, m["part"]), m, today) for m, span in absolute]
     taken = [range(m.start(), m.end()) for m, _ in absolute]
-    spans += [
-        _relative(r, today)
-        for r in RELATIVE.finditer(text)
-        if not any(r.start() in t or r.end() - 1 in t for t in taken)
-    ]
+    relative = [r for r in RELATIVE.finditer(text) if not any(r.start() in t or r.end() - 1 in t for t in taken)]
+    spans += [_relative(r, today) for r in relative]
     if not spans:
-        return None
-    return min(s for s, _ in spans), max(e for _, e in spans)
+        return None, []
+    read = sorted((m.start(), m.end()) for m in [*(m for m, _ in absolute), *relative])
+    return (min(s for s, _ in spans), max(e for _, e in spans)), read

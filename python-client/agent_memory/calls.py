@@ -461,6 +461,17 @@ def entity_history(entity: str, attribute: str, agent_id: str | None) -> Call[li
     )
 
 
+def query(request: str, agent_id: str | None, explain: bool, llm: bool) -> Call[results.QueryAnswer]:
+    return function(
+        "query",
+        lambda rows: results.QueryAnswer(**rows[0]["query"]),
+        request=request,
+        agent_id=agent_id,
+        explain=explain,
+        llm=llm,
+    )
+
+
 def health() -> Call[results.Health]:
     return function("health", _one(results.Health))
 

@@ -2,7 +2,7 @@
 
 Each tool is the SQL function of its name, with the same argument names, declared once for the command line
 and the server both (agent_memory.commands: a command with a tool). Read-only tools: recall,
-explain_recall, context_for_task, bootstrap, stats, list_memories, get, and the knowledge graph's
+explain_recall, context_for_task, bootstrap, stats, list_memories, query, get, and the knowledge graph's
 list_entities, entity_neighbors and entity_state. Tools that write: remember, resolve, retract, approve,
 commit, set_entity_state, give_feedback, forget.
 Each calls one Memory method and answers compactly (agent_memory.commands.answers): no null fields, times as
@@ -36,8 +36,9 @@ INSTRUCTIONS = (
     "Long-term memory in PostgreSQL. Call bootstrap at the start of a conversation for what is already "
     "known, and context_for_task before a task; recall before answering questions about earlier work "
     "(explain_recall shows why turns ranked as they did); remember facts, preferences, rules, decisions and "
-    "tasks worth keeping (with a key, a newer claim replaces the old), list_memories lists what holds and get "
-    "the memory under a key, resolve marks a task done and retract a memory that was wrong; give_feedback "
+    "tasks worth keeping (with a key, a newer claim replaces the old), list_memories lists what holds, query "
+    "lists what a request in plain words asks for ('top 10 recent decisions'), get the memory under a key, "
+    "resolve marks a task done and retract a memory that was wrong; give_feedback "
     "when a recalled turn helped or misled; commit to store the conversation; forget a conversation only "
     "when asked to. The people, projects, tools and other entities the conversations mention: list_entities "
     "finds them by name, entity_neighbors "

@@ -3,7 +3,7 @@ JSON the functions return (recall's components, export's sessions) as TypedDicts
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Literal, NotRequired, TypeAlias, TypedDict
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 # A JSON value as the database returns it (jsonb, parsed).
 JsonValue: TypeAlias = dict[str, "JsonValue"] | list["JsonValue"] | str | int | float | bool | None
@@ -263,6 +263,21 @@ class WeightTuning:
     top_helpful_before: int
     top_helpful_after: int
     top_changed: int
+
+
+@dataclass(frozen=True)
+class QueryAnswer:
+    """memory.query: a request in plain words as it was read (filters, what each phrase set, the words not
+    understood), the SQL it makes and, unless explained only, that SQL's rows (memories, sessions or turns as
+    JSON objects)."""
+
+    request: str
+    read_by: Literal["words", "llm"]
+    filters: dict[str, Any]
+    understood: list[dict[str, str]]
+    not_understood: list[str]
+    sql: str
+    rows: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)

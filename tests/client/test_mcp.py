@@ -29,6 +29,7 @@ READ_ONLY = {
     "entity_neighbors",
     "entity_state",
     "list_memories",
+    "query",
     "get",
 }
 
@@ -250,3 +251,17 @@ def test_a_remembered_rule_is_recalled_at_once(dsn):
     assert payload(recalled) == {
         "hits": [{**payload(recalled)["hits"][0], "content": "The CI must test against Postgres 16."}]
     }
+
+
+def test_a_request_in_plain_words_lists_the_server_agents_memories(dsn):
+    *_, listed = call(
+        ("remember", {"content": "We ship on Fridays.", "kind": "decision", "importance": 0.9}),
+        ("remember", {"content": "We review on Mondays.", "kind": "decision"}),
+        ("remember", {"content": "Tabs, not spaces.", "kind": "preference", "importance": 0.9}),
+        ("query", {"request": "top 5 important decisions, pretty please"}),
+        dsn=dsn,
+    )
+    answer = payload(listed)
+    assert answer["filters"]["agent_id"] == "bot" and answer["filters"]["k"] == 5
+    assert [row["content"] for row in answer["rows"]] == ["We ship on Fridays."]
+    assert answer["not_understood"] == ["pretty"] and "agent_id" not in answer["rows"][0]

@@ -155,6 +155,9 @@ def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
         ("select * from memory.list_archives()", ()),
         ("select memory.archive(a) from generate_series(1, 5) as a", ()),
         ("select * from memory.bootstrap()", ()),
+        ("select memory.query('turns mentioning launch codes') -> 'rows'", ()),
+        ("select memory.query('memories of any status by agent default') -> 'rows'", ()),
+        ("select memory.query('sessions since 2000', agent_id => 'default') -> 'rows'", ()),
         ("select * from memory.context_for_task('launch codes')", ()),
         # crafted filters: every agent, all of time, the other tenant's session and agent names
         (

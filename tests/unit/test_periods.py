@@ -57,6 +57,7 @@ def test_a_named_period(text, first, end):
         "a context of 2048 tokens",  # a number, not a year
         "Feb 30, 2023",  # no such day
         "the 2023-13 report",  # no such month
+        "We hired 2 junior devs and made 1 decision",  # a month's abbreviation starts a longer word
         "Which year did Jolene start yoga?",
         "",
     ],

@@ -119,6 +119,15 @@ class State(TypedDict):
     agent_id: NotRequired[str]
 
 
+class Queried(TypedDict):
+    """A request in plain words as read: its filters, the words not understood, and the rows (memories,
+    sessions or turns, no null fields; text cut to EXPLAIN_CONTENT_CHARS)."""
+
+    filters: dict[str, Any]
+    not_understood: NotRequired[list[str]]
+    rows: list[dict[str, Any]]
+
+
 class Recorded(TypedDict):
     """When the recorded value holds from, and until (when a later value is already recorded)."""
 
@@ -301,3 +310,20 @@ def forgotten(gone: results.Forgotten, show_agent: bool) -> dict[str, int]:
         "chunks_removed": gone.chunks_removed,
         "tombstone_id": gone.tombstone_id,
     }
+
+
+def queried(answer: results.QueryAnswer, show_agent: bool) -> Queried:
+    shown: Queried = {
+        "filters": answer.filters,
+        "rows": [
+            {
+                key: value[:EXPLAIN_CONTENT_CHARS] if key in ("content", "summary") else value
+                for key, value in row.items()
+                if value is not None and (show_agent or key != "agent_id")
+            }
+            for row in answer.rows or []
+        ],
+    }
+    if answer.not_understood:
+        shown["not_understood"] = answer.not_understood
+    return shown

@@ -9,6 +9,7 @@ from agent_memory import results
 from agent_memory.calls import Kind
 from agent_memory.commands import Args, Command, Option, Tool, answers, said, table
 from agent_memory.commands.recall import EVERY_AGENT, moment
+from agent_memory.formatting import print_json, print_table
 
 KINDS = ", ".join(get_args(Kind))
 AS_OF = moment("as_of", "what held then (ISO 8601)", "what held at this time (ISO 8601)")
@@ -29,6 +30,38 @@ MEMORIES = table(
 def _remembered(args: Args, result: results.Remembered) -> str:
     said = REMEMBERED[result.outcome].format(supersedes=result.supersedes)
     return f"{said} as memory {result.memory_id} (turn {result.turn_id})"
+
+
+# The columns a query's rows are shown in, by what it lists.
+QUERY_COLUMNS = {
+    "memories": ["memory_id", "kind", "status", "importance", "valid_from", "content"],
+    "sessions": ["session_id", "started_at", "turns", "summary"],
+    "turns": ["turn_id", "session_id", "role", "created_at", "content"],
+}
+
+
+def _queried(args: Args, answer: results.QueryAnswer) -> int:
+    """A request as read (each phrase and what it set, the words not understood), the SQL with --sql or
+    --explain, then the rows."""
+    if args.json:
+        print_json(answer)
+        return 0
+    for phrase in answer.understood:
+        print(f"{phrase['words']!r}: {phrase['as']}")
+    if answer.not_understood:
+        print("not understood: " + ", ".join(answer.not_understood))
+    if args.sql or args.explain:
+        print(answer.sql)
+    if answer.rows is not None:
+        print()
+        rows = answer.rows
+        if not rows:
+            print(f"no {answer.filters['target']} found")
+        else:
+            columns = QUERY_COLUMNS[answer.filters["target"]]
+            several = len({row["agent_id"] for row in rows}) > 1
+            print_table(rows, ["agent_id", *columns] if several else columns, {"content": 60, "summary": 60})
+    return 0
 
 
 def _moved(args: Args, moved: results.MemoryItem) -> str:
@@ -135,6 +168,35 @@ COMMANDS: tuple[Command, ...] = (
             "reads",
             answers.memories,
             dict[str, list[answers.MemoryShown]],
+        ),
+    ),
+    Command(
+        "query",
+        "memories, sessions or turns a request in plain words asks for, e.g. 'top 10 recent decisions'",
+        (
+            Option(
+                "request",
+                positional=True,
+                tool="what to list, in plain words: e.g. 'top 10 recent decisions', 'observations tagged docker "
+                "and error', 'high-importance unresolved tasks from last week', 'user messages mentioning Redis'",
+                tool_type=str,
+            ),
+            Option("agent_id", "the agent when the request names none (default: every agent)"),
+            Option("explain", "show how the request is read and its SQL, without running it", flag=True),
+            Option("sql", "show the SQL it runs", flag=True),
+            Option("llm", "have the chat endpoint read the request (setting query_reader llm)", flag=True),
+        ),
+        show=_queried,
+        call=lambda memory, options: memory.query(**{k: v for k, v in options.items() if k != "sql"}),
+        tool=Tool(
+            """Lists memories, sessions or turns as a request in plain words asks: kinds (decisions, tasks,
+            observations ...), statuses (unresolved, done), importance (high-importance), tags ("tagged docker
+            and error"), "about X", "mentioning X", roles ("user messages"), an agent, a period ("last week",
+            "since March"), an order ("recent", "oldest", "top") and a number ("top 10"). Answers with the
+            filters it read, the words it did not understand, and the rows.""",
+            "reads",
+            answers.queried,
+            answers.Queried,
         ),
     ),
     Command(

@@ -1,10 +1,10 @@
 -- The chat endpoint (openai_base_url, openai_chat_model, secret openai_api_key) as the database uses it:
--- for an llm summary of a session, the llm entity extractor, the llm memory extractor and the llm
--- supersession judge. One function holds the key.
+-- for an llm summary of a session, the llm entity extractor, the llm memory extractor, the llm
+-- supersession judge and memory.query's llm reading of a request. One function holds the key.
 
 -- The endpoint's answer to the request of one purpose (agent_memory_db.chat_requests: 'summary',
 -- 'entities' or 'memories', built from a session's turns; 'supersession', from a claim and the claims
--- held). Runs as the owner to read the key; the endpoint,
+-- held; 'query', from a request in plain words). Runs as the owner to read the key; the endpoint,
 -- model, timeouts and whether the purpose's setting chose llm at all come from the configuration (the
 -- caller's settings only when the login administers), so a caller cannot send text, or the key, anywhere
 -- else.
@@ -34,5 +34,5 @@ $$;
 
 comment on function memory_internal._llm_chat(text, jsonb, jsonb) is
 'Internal: the chat endpoint''s answer to a request of one purpose: a session''s llm summary, llm entities or '
-'llm memories, or the llm supersession judge''s (owner-run: reads the key; endpoint and model from the '
-'configuration).';
+'llm memories, the llm supersession judge''s, or the filters of a request in plain words (owner-run: reads '
+'the key; endpoint and model from the configuration).';
