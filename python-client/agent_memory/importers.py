@@ -1,5 +1,6 @@
 """Readers of conversation logs into sessions for memory.commit: generic JSONL, a ChatGPT export
-(conversations.json) and Claude Code session logs (one JSONL file per session); and of the records of
+(conversations.json), Claude Code session logs (one JSONL file per session) and OpenCode's session store
+(agent_memory.opencode); and of the records of
 memory.export_tenant (`agent-memory export`, retention archives) for memory.import_tenant. Any of them may
 be gzipped.
 
@@ -26,11 +27,12 @@ if TYPE_CHECKING:
     from agent_memory.calls import CommitOptions, Enrich
     from agent_memory.client import Memory
 
-FORMATS = ("jsonl", "chatgpt", "claude-code")
+FORMATS = ("jsonl", "chatgpt", "claude-code", "opencode")
 DESCRIPTIONS = {
     "jsonl": "JSON lines of messages with a session_id",
     "chatgpt": "a ChatGPT export (conversations.json)",
     "claude-code": "a Claude Code transcript",
+    "opencode": "OpenCode's session store (or a session file in it)",
 }
 SNIFF_BYTES = 65536
 # How memory.commit names a message it refuses: its 0-based index in the array, then the problem.
@@ -399,7 +401,13 @@ def read_claude_code(paths: Iterable[Path]) -> Read:
     return Read(sessions, problems)
 
 
-READERS = {"jsonl": read_jsonl, "chatgpt": read_chatgpt, "claude-code": read_claude_code}
+def _read_opencode(paths: Iterable[Path]) -> Read:
+    from agent_memory.opencode import read_opencode  # it builds on this module's sessions and problems
+
+    return read_opencode(paths)
+
+
+READERS = {"jsonl": read_jsonl, "chatgpt": read_chatgpt, "claude-code": read_claude_code, "opencode": _read_opencode}
 
 
 def sniff(path: Path) -> str | None:
@@ -430,6 +438,9 @@ def read(kind: str, paths: Iterable[Path]) -> Read:
     problems: list[ImportProblem] = []
     readable = []
     for path in paths:
+        if kind == "opencode":  # a store is a directory: its reader names what it cannot read
+            readable.append(path)
+            continue
         try:
             looks = sniff(path)
         except OSError as exc:

@@ -122,6 +122,41 @@ def test_import_is_idempotent_and_resumes_where_it_stopped(db, dsn):
     assert rows == [("helpdesk", "import:jsonl", 5)]
 
 
+def test_import_an_opencode_store_twice_stores_it_once(db, dsn):
+    store = str(FIXTURES / "opencode-storage")
+    first = run("--dsn", dsn, "--json", "import", "opencode", "--agent-id", "coder", store)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["turns_added"] == 5
+    again = run("--dsn", dsn, "--json", "import", "opencode", "--agent-id", "coder", store)
+    assert json.loads(again.stdout)["turns_added"] == 0
+    rows = db.execute(
+        "select s.source, t.role, t.metadata ->> 'status', (t.metadata ->> 'duration_ms')::int from memory.turns as t "
+        "join memory.sessions as s using (tenant_id, session_key) where t.role = 'tool' order by t.position"
+    ).fetchall()
+    assert rows == [("opencode", "tool", "completed", 1250), ("opencode", "tool", "error", 40)]
+
+
+def test_import_markdown_memory_files_twice_remembers_them_once(db, dsn):
+    notes = str(FIXTURES / "memory-notes.md")
+    first = run("--dsn", dsn, "--json", "import", "markdown", "--agent-id", "coder", notes)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout) == {"memories": 9, "created": 9, "unchanged": 0, "resolved": 1, "invalid_lines": 0}
+    db.execute("select memory.retract(memory_id) from memory.list_memories(search => 'Dark theme')")  # judged wrong
+    db.commit()
+    again = run("--dsn", dsn, "--json", "import", "markdown", "--agent-id", "coder", notes)
+    assert json.loads(again.stdout) == {"memories": 9, "created": 0, "unchanged": 9, "resolved": 0, "invalid_lines": 0}
+    rows = db.execute(
+        "select kind, status, subjects, tags, valid_from::date::text, metadata ->> 'imported_from' "
+        "from memory.memory_items where agent_id = 'coder' and kind in ('decision', 'task') order by memory_id"
+    ).fetchall()
+    assert rows[0] == ("decision", "active", ["project atlas"], ["infra"], "2025-03-04", "memory-notes.md:14")
+    assert [(kind, status) for kind, status, *_ in rows[2:]] == [("task", "active"), ("task", "resolved")]
+    assert db.execute("select count(*) from memory.memories where content like 'Dark theme%%'").fetchone() == (1,)
+    bad = FIXTURES.parent / "unit" / "nothing.md"
+    refused = run("--dsn", dsn, "import", "markdown", str(bad))
+    assert refused.returncode == 1 and f"cannot read {bad}: no such file or directory" in refused.stderr
+
+
 def test_import_chatgpt_and_claude_code_logs(db, dsn):
     chatgpt = run("--dsn", dsn, "import", "chatgpt", "--agent-id", "me", str(FIXTURES / "chatgpt-conversations.json"))
     assert chatgpt.returncode == 0, chatgpt.stderr

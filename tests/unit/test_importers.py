@@ -2,11 +2,12 @@
 
 import json
 import shutil
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
 
-from agent_memory import importers
+from agent_memory import importers, memory_files
 from agent_memory.errors import InvalidInput
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -211,3 +212,147 @@ def test_a_refused_message_of_a_whole_session_line_is_named_by_line_and_position
         RefusingMemory(), session, agent_id=None, source="import:jsonl", enrich=None, skip_invalid=True
     )
     assert [str(p) for p in refused] == [f'{path}:2: message 2 has unknown role "robot"']
+
+
+OPENCODE = FIXTURES / "opencode-storage"
+
+
+def test_an_opencode_store_becomes_its_conversation_with_tool_results_status_and_duration():
+    read = importers.read("opencode", [OPENCODE])
+    assert read.problems == []
+    (session,) = read.sessions
+    assert session.session_id == "ses_5c1e9a0b3ffeQ2r7Lk1mVdXw8a" and session.source == "opencode"
+    assert session.metadata["title"] == "Fix the failing checkout test"
+    assert session.started_at == datetime(2025, 12, 4, 12, 27, 40, tzinfo=UTC)
+    assert [(m["role"], m["id"][:4]) for m in session.messages] == [
+        ("user", "msg_"),
+        ("assistant", "msg_"),
+        ("tool", "prt_"),
+        ("tool", "prt_"),
+        ("user", "msg_"),
+    ]
+    asked, answer, ran, failed, said = session.messages
+    assert "Called the Read tool" not in asked["content"]  # OpenCode's synthetic text is left out
+    assert "coupon module changed rounding" not in answer["content"]  # and so is reasoning
+    assert [call["function"]["name"] for call in answer["tool_calls"]] == ["bash", "read"]
+    assert json.loads(answer["tool_calls"][0]["function"]["arguments"])["command"].startswith("pytest")
+    assert ran["tool_call_id"] == answer["tool_calls"][0]["id"] and "1 failed" in ran["content"]
+    assert ran["metadata"] == {"tool": "bash", "status": "completed", "duration_ms": 1250}
+    assert failed["metadata"] == {"tool": "read", "status": "error", "duration_ms": 40}
+    assert failed["content"].startswith("Error: File not found")
+    assert said["content"] == "Good catch. From now on we round money only at the end."
+
+
+def test_an_opencode_session_file_alone_is_read_from_its_store():
+    (session_file,) = OPENCODE.glob("session/*/*.json")
+    (session,) = importers.read("opencode", [session_file]).sessions
+    assert len(session.messages) == 5
+
+
+def test_opencode_problems_name_the_file(tmp_path):
+    store = tmp_path / "storage"
+    shutil.copytree(OPENCODE, store)
+    (message,) = store.glob("message/*/msg_a3e1f7a1*.json")
+    message.write_text('{"id": "msg_x", "role": "robot"}')
+    (part,) = store.glob("part/*/prt_a3e1f6612005*.json")
+    tool = json.loads(part.read_text())
+    assert importers.read("opencode", [store]).problems == [
+        importers.ImportProblem(str(message), 0, 'is no message: needs "id" and role user or assistant')
+    ]
+    message.write_text("{not json")
+    assert [str(p) for p in importers.read("opencode", [store]).problems] == [
+        f"{message}:1: not valid JSON: Expecting property name enclosed in double quotes (column 2)"
+    ]
+    message.unlink()
+    del tool["callID"]
+    part.write_text(json.dumps(tool))
+    assert [str(p) for p in importers.read("opencode", [store]).problems] == [
+        f'{part}: is a tool part without "tool", "callID" or "state"'
+    ]
+    assert [str(p) for p in importers.read("opencode", [tmp_path / "elsewhere"]).problems] == [
+        f"cannot read {tmp_path / 'elsewhere'}: is no OpenCode store (no session/ directory) nor a session file"
+    ]
+
+
+def test_markdown_memory_files_become_memories_by_heading_item_and_date():
+    items, problems = memory_files.read([FIXTURES / "memory-notes.md"])
+    assert problems == []
+    found = [(i.kind, i.content, i.subjects, i.tags, i.valid_from and i.valid_from.date(), i.done) for i in items]
+    assert found == [
+        ("preference", "Ana prefers short code reviews, one topic each.", [], [], None, False),
+        ("preference", "Dark theme in every editor #ui", [], ["ui"], None, False),
+        (
+            "decision",
+            "Move the job queue from RabbitMQ to Redis streams #infra",
+            ["Project Atlas"],
+            ["infra"],
+            date(2025, 3, 4),
+            False,
+        ),
+        (
+            "decision",
+            "Keep PostgreSQL 15 until the Citus upgrade is tested on staging.",
+            ["Project Atlas"],
+            [],
+            date(2025, 4, 10),
+            False,
+        ),
+        ("task", "Rotate the staging database password", ["Project Atlas"], [], None, False),
+        ("task", "Write the migration guide", ["Project Atlas"], [], None, True),
+        (
+            "fact",
+            "Deploy of Atlas 2.1 failed on the arm64 runners #incident",
+            [],
+            ["incident"],
+            date(2025, 5, 20),
+            False,
+        ),
+        ("rule", "Never push to main without a review.", [], [], None, False),
+        ("rule", "Run the migrations before the app deploys.", [], [], None, False),
+    ]
+    assert (items[0].path, items[0].line) == (str(FIXTURES / "memory-notes.md"), 7)
+
+
+def test_markdown_problems_name_the_line(tmp_path):
+    path = tmp_path / "MEMORY.md"
+    path.write_text("## Decisions\n\n- 2025-02-30: a date that is not\n-  \n- fine\n## 2025-13-01\n")
+    items, problems = memory_files.read([path])
+    assert [str(p) for p in problems] == [
+        f"{path}:3: no such date 2025-02-30",
+        f"{path}:4: is an empty item",
+        f"{path}:6: no such date 2025-13-01",
+    ]
+    assert [item.content for item in items] == ["fine"]
+    assert [str(p) for p in memory_files.read([tmp_path / "none"])[1]] == [
+        f"cannot read {tmp_path / 'none'}: no such file or directory"
+    ]
+
+
+def test_opencode_parts_it_does_not_know_or_calls_not_finished_are_left_out(tmp_path):
+    store = tmp_path / "storage"
+    shutil.copytree(OPENCODE, store)
+    (folder,) = store.glob("part/msg_a3e1f6612001*")
+    (folder / "prt_a3e1f6612009Retry.json").write_text(json.dumps({"id": "prt_a3e1f6612009Retry", "type": "retry"}))
+    (part,) = folder.glob("prt_a3e1f6612006*.json")
+    running = json.loads(part.read_text())
+    running["state"] = {"status": "running", "input": {}, "time": {"start": 1764851265000}}
+    part.write_text(json.dumps(running))
+    read = importers.read("opencode", [store])
+    assert read.problems == []
+    (session,) = read.sessions
+    assert [m["role"] for m in session.messages] == ["user", "assistant", "tool", "user"]
+    assert [call["function"]["name"] for call in session.messages[1]["tool_calls"]] == ["bash"]
+    alone = tmp_path / "ses_x.json"
+    alone.write_text('{"id": "ses_x"}')
+    assert [str(p) for p in importers.read("opencode", [alone]).problems] == [
+        f"{alone}: is no session file of an OpenCode store (<store>/session/<project>/)"
+    ]
+
+
+def test_markdown_rules_lazy_lines_and_anchors_read_as_markdown_means_them(tmp_path):
+    path = tmp_path / "notes.md"
+    path.write_text("- Deploys need a review\nfrom someone else, see [the guide](#deploys).\n\n* * *\n- - -\n")
+    items, problems = memory_files.read([path])
+    assert problems == [] and [(i.content, i.tags) for i in items] == [
+        ("Deploys need a review from someone else, see [the guide](#deploys).", [])
+    ]

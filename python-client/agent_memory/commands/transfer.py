@@ -9,7 +9,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from agent_memory import importers
+from agent_memory import importers, memory_files
 from agent_memory.commands import Args, Command, Option, memory
 from agent_memory.commands.write import ENRICH
 from agent_memory.errors import AgentMemoryError, ForgottenSession, InvalidInput
@@ -83,10 +83,28 @@ def _import_records(args: Args, paths: list[Path]) -> int:
     return 0
 
 
+def _import_memory_files(args: Args, paths: list[Path]) -> int:
+    """Markdown memory files: every item read first, then remembered one by one (a re-run adds nothing)."""
+    items, problems = memory_files.read(paths)
+    for problem in problems:
+        print(f"agent-memory: {problem}", file=sys.stderr)
+    if problems and not args.skip_invalid:
+        if items:
+            print("nothing imported (use --skip-invalid to import the rest)", file=sys.stderr)
+        return 1
+    with memory(args) as client:
+        counts = memory_files.remember(client, items, args.agent_id, args.enrich)
+    summary = {"memories": len(items), **counts, "invalid_lines": len(problems)}
+    print_json(summary) if args.json else print(", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in summary.items()))
+    return 0 if not problems else 1
+
+
 def import_logs(args: Args) -> int:
     """Reads every input first; commits session by session (a re-run skips what is stored). Files of
-    export records go through memory.import_tenant instead."""
+    export records go through memory.import_tenant instead, markdown memory files memory.remember."""
     paths = [Path(path) for path in args.paths]
+    if args.format == "markdown":
+        return _import_memory_files(args, paths)
     if args.format == "jsonl" and any(path.is_file() and importers.is_export(path) for path in paths):
         return _import_records(args, paths)
     read = importers.read(args.format, paths)
@@ -152,12 +170,13 @@ COMMANDS = (
     ),
     Command(
         "import",
-        "import conversation logs (re-importing adds nothing)",
+        "import conversation logs or markdown memory files (re-importing adds nothing)",
         (
-            Option("format", positional=True, choices=importers.FORMATS),
+            Option("format", positional=True, choices=[*importers.FORMATS, "markdown"]),
             Option(
                 "paths",
-                "files: .jsonl (an export or archive too), conversations.json, Claude Code <session>.jsonl; or gzipped",
+                "files: .jsonl (an export or archive too), conversations.json, Claude Code <session>.jsonl, an OpenCode"
+                " store (~/.local/share/opencode/storage) or session .json; or gzipped; markdown: .md files or folders",
                 positional=True,
                 repeat=True,
             ),
