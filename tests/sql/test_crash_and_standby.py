@@ -7,16 +7,14 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import psycopg
 import pytest
 from concurrent_calls import run_concurrently
+from own_server import free_port, own_server, private_directory
 from psycopg.types.json import Json
 
 from agent_memory import Memory
@@ -26,33 +24,11 @@ SESSIONS_PER_WRITER = 25
 WRITERS = 3
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def private_directory() -> Path:
-    path = Path(tempfile.mkdtemp(prefix="am-", dir="/tmp"))
-    path.chmod(0o755)
-    return path
-
-
 @pytest.fixture
 def server() -> Iterator[LocalServer]:
     """A cluster of this test's own, with the extension in database memory."""
-    own = LocalServer(directory=private_directory(), port=free_port())
-    own.start()
-    try:
-        with psycopg.connect(own.url(), autocommit=True) as conn:
-            conn.execute("create database memory")
-        with psycopg.connect(own.url("memory"), autocommit=True) as conn:
-            conn.execute("create extension agent_memory cascade")
-            conn.execute("insert into memory.config values ('queue_lease_seconds', '1')")
+    with own_server({"queue_lease_seconds": "1"}) as own:
         yield own
-    finally:
-        own._run("pg_ctl", "stop", "-m", "immediate", "-D", str(own.data_dir), check=False)
-        shutil.rmtree(own.directory, ignore_errors=True)
 
 
 def retrying(url: str, action: Callable[[psycopg.Connection], object], stop: threading.Event | None = None) -> None:
