@@ -74,8 +74,8 @@ def from_psycopg(exc: psycopg.Error) -> AgentMemoryError:
         (pg.DataError, pg.RaiseException, pg.InvalidParameterValue, pg.NotNullViolation, pg.CardinalityViolation),
     ) or (state is not None and state.startswith("P0")):  # P0003 too_many_rows, P0004 assert_failure
         return InvalidInput(message, state)
-    if isinstance(exc, psycopg.OperationalError) and state is None:
-        return ConnectionFailed(f"{message}; {CHECK_DSN}", state)
+    if isinstance(exc, psycopg.OperationalError) and (state is None or state[:2] == "08" or state[:3] == "57P"):
+        return ConnectionFailed(f"{message}; {CHECK_DSN}", state)  # 08: connection lost, 57P: server shut down
     if isinstance(exc, pg.InsufficientPrivilege):
         grants = "memory_tenant (its tenant's memory), memory_app (choosing the tenant) or memory_admin (settings)"
         return AgentMemoryError(f"{message}: the role needs one of {grants}; see docs/SECURITY.md", state)

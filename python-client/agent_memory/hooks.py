@@ -3,6 +3,8 @@
 - PreCompact and SessionEnd commit the session's transcript (transcript_path) through the Claude Code
   importer, enrichment queued. Committing is idempotent, so however often the hook fires, each turn is
   stored once, under the same session and agent as `agent-memory import claude-code` stores it.
+- With the server out of reach, the sessions are spooled (agent_memory.spool) and committed, in order, by the
+  next hook that reaches it, or by `agent-memory spool replay`.
 - SessionStart prints what memory.bootstrap chooses as hookSpecificOutput.additionalContext, the JSON
   Claude Code adds to the new (or compacted, resumed, cleared) session's context.
 
@@ -27,6 +29,8 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from agent_memory import importers
 from agent_memory.client import Memory
+from agent_memory.errors import ConnectionFailed
+from agent_memory.spool import Spool
 
 SAVE_EVENTS = ("PreCompact", "SessionEnd")
 START_EVENT = "SessionStart"
@@ -75,22 +79,37 @@ def deadline(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def save(memory: Memory, data: dict[str, Any], agent_id: str | None) -> tuple[str, list[Exception]]:
-    """Commits the transcript: a summary line, and the problems of the lines that were left out."""
+def save(
+    connect: Callable[[], Memory], data: dict[str, Any], agent_id: str | None, spool: Spool | None, tenant: str | None
+) -> tuple[str, list[Exception]]:
+    """Commits the transcript, after what the spool holds for the tenant: a summary line, and the problems of
+    the lines that were left out. With the server out of reach, the sessions are spooled instead."""
     transcript = data.get("transcript_path")
     if not isinstance(transcript, str) or not transcript:
         raise HookError('the input has no "transcript_path"')
     read = importers.read("claude-code", [Path(transcript)])
     problems: list[Exception] = list(read.problems)
-    added = 0
-    for session in read.sessions:
-        turns, refused = importers.commit(
-            memory, session, agent_id=agent_id, source="claude-code", enrich="queue", skip_invalid=True
-        )
-        added += turns
-        problems += refused
     if not read.sessions:
         return "", problems
+    added = 0
+    try:
+        with connect() as memory:
+            if spool is not None and spool.replay_tenant(memory, tenant).waiting:
+                raise ConnectionFailed("the server went away while the spool was replayed")
+            for session in read.sessions:
+                turns, refused = importers.commit(
+                    memory, session, agent_id=agent_id, source="claude-code", enrich="queue", skip_invalid=True
+                )
+                added += turns
+                problems += refused
+    except (ConnectionFailed, TimeoutError) as exc:  # out of reach, or too slow to answer within --timeout
+        if spool is None:
+            raise
+        for session in read.sessions:
+            options = {"agent_id": agent_id, "source": "claude-code", "metadata": session.metadata or None}
+            spool.add(tenant, session.session_id, session.messages, {**options, "enrich": "queue"})
+        problems.append(exc)
+        return f"agent-memory: the server is out of reach: {len(read.sessions)} session(s) spooled", problems
     return f"agent-memory: {', '.join(s.session_id for s in read.sessions)}: {added} turns added", problems
 
 
@@ -117,9 +136,12 @@ def run(
     max_chars: int | None,
     timeout: float,
     log: Path,
+    spool: Spool | None = None,
+    tenant: str | None = None,
 ) -> int:
     """Handles one event (given, else hook_event_name of the input); prints what the host should read and
-    logs what went wrong. Always 0: a hook must not fail its host."""
+    logs what went wrong. Always 0: a hook must not fail its host. With a spool, a transcript the server cannot
+    take now is spooled, and what is spooled is committed first the next time it can."""
     name = event or "hook"
     output = ""
     problems: list[Exception] = []
@@ -129,11 +151,11 @@ def run(
             name = event or str(data.get("hook_event_name") or "hook")
             if name not in EVENTS:
                 raise HookError(f"unknown event {name!r} (expected one of {', '.join(EVENTS)})")
-            with connect(timeout) as memory:
-                if name == START_EVENT:
+            if name == START_EVENT:
+                with connect(timeout) as memory:
                     output = context(memory, agent_id, max_chars)
-                else:
-                    output, problems = save(memory, data, agent_id)
+            else:
+                output, problems = save(lambda: connect(timeout), data, agent_id, spool, tenant)
         if output:
             print(output, flush=True)
     except Exception as exc:  # whatever it is, the host must go on

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent_memory.hooks import EVENTS, bounded
+from agent_memory.spool import Spool
 
 CLI = str(Path(sys.executable).parent / "agent-memory")
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -27,7 +28,7 @@ def payload(event: str, transcript: Path = TRANSCRIPT) -> str:
 
 
 def hook(dsn: str, log: Path, stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [CLI, "--dsn", dsn, "hook", *args, "--log", str(log)]
+    command = [CLI, "--dsn", dsn, "hook", *args, "--log", str(log), "--spool", str(log.parent / "spool")]
     return subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=60)
 
 
@@ -94,7 +95,9 @@ def test_a_failing_hook_exits_0_in_time_and_logs_one_line(dsn, silent_server, tm
     log = tmp_path / "logs" / "hooks.log"
     # Without its bounds the hanging case would wait for ever: subprocess.run's timeout would fail the test.
     result = hook(dsns.get(case, dsn), log, stdin.get(case, payload("PreCompact")), event, "--timeout", "1")
-    assert (result.returncode, result.stdout) == (0, "")
+    spooled = "agent-memory: the server is out of reach: 1 session(s) spooled\n" if case in dsns else ""
+    assert (result.returncode, result.stdout) == (0, spooled)  # the transcript waits in the spool
+    assert [file.entries for file in Spool(log.parent / "spool").files()] == ([1] if spooled else [])
     (line,) = log.read_text().splitlines()
     match = LOG_LINE.fullmatch(line)
     assert match and match[1] == event and re.search(error, match[2]), line

@@ -32,9 +32,10 @@ from agent_memory.commands import (
     table,
 )
 from agent_memory.errors import InvalidInput
-from agent_memory.formatting import plain
+from agent_memory.formatting import plain, print_json, print_table
 from agent_memory.localdb import HOME_RULE, LocalServer
 from agent_memory.progress import Progress
+from agent_memory.spool import Spool
 
 
 def database(args: Args) -> int:
@@ -171,6 +172,8 @@ def claude_hook(args: Args) -> int:
         max_chars=args.max_chars,
         timeout=args.timeout,
         log=Path(args.log).expanduser(),
+        spool=Spool(args.spool),
+        tenant=args.tenant,
     )
 
 
@@ -221,6 +224,38 @@ def _reindexed(args: Args, result: Any) -> str:
     jobs = f"{result.jobs} jobs" + (f", {waiting} were queued already" if waiting else "")
     return f"queued {result.sessions} sessions for re-indexing ({jobs}); run `agent-memory work` to process them"
 
+
+SPOOL = Option(
+    "spool",
+    "the spool directory, for commits made while the server is out of reach (default: $AGENT_MEMORY_SPOOL, else"
+    " ~/.local/state/agent-memory/spool)",
+)
+
+
+def spool_main(args: Args) -> int:
+    """status: each agent's spool; replay: what is spooled committed in order (exit 1 while some waits or was
+    refused)."""
+    spool = Spool(args.spool)
+    if args.action == "status":
+        files = spool.files()
+        if args.json:
+            print_json(files)
+        elif not files:
+            print(f"nothing spooled in {spool.directory}")
+        else:
+            print_table([plain(file) | {"tenant": file.tenant or "(login's)"} for file in files], SPOOL_COLUMNS)
+        return 0
+    done = spool.replay(dsn(args))
+    if args.json:
+        print_json(done)
+    else:
+        print(", ".join(f"{name.replace('_', ' ')}: {value}" for name, value in plain(done).items()))
+        if done.rejected:
+            print(f"refused entries are kept with the reason in {spool.directory}/*/*.rejected.jsonl", file=sys.stderr)
+    return 1 if done.waiting or done.rejected else 0
+
+
+SPOOL_COLUMNS = ["tenant", "agent_id", "entries", "oldest", "rejected", "path"]
 
 COMMANDS: tuple[Command, ...] = (
     Command(
@@ -305,9 +340,18 @@ COMMANDS: tuple[Command, ...] = (
             Option("max_chars", "SessionStart's budget (default: setting bootstrap_max_chars)", type=int),
             Option("timeout", "give up after this many seconds (default 10)", type=positive_seconds, default=10.0),
             Option("log", f"where errors go (default {hooks.DEFAULT_LOG})", default=hooks.DEFAULT_LOG),
+            SPOOL,
         ),
         description="Reads the JSON Claude Code sends on stdin. Always exits 0: an error is one line in the log.",
         main=claude_hook,
+    ),
+    Command(
+        "spool",
+        "commits kept while the server was out of reach: status, or replay them in order",
+        (Option("action", positional=True, choices=["status", "replay"]), SPOOL),
+        description="The Claude Code hooks spool a transcript the server cannot take; replay commits what is spooled"
+        " (committing is idempotent: a replay twice stores nothing twice).",
+        main=spool_main,
     ),
     Command("demo", "a tour: import a small example, recall, explain, bootstrap, feedback", main=tour),
 )
