@@ -2,7 +2,8 @@
 docker and error", "high-importance unresolved projects from last week", "user messages mentioning Redis").
 
 read(text, today) returns the request's filters as a dict that memory.query turns into SQL:
-  target          memories (the default, and what a kind, status, importance or tag implies), sessions or turns
+  target          memories (the default, and what a kind, status, importance or tag implies), sessions, turns, or
+                  tool_executions ("tool calls", "bash calls", "calls to the read tool")
   kinds           memory kinds: fact, preference, rule, decision, skill, event, observation, task (todos)
   statuses        memory statuses; None means what holds now (active or ongoing, not superseded)
   importance      {"min": x} and/or {"max": y}: "high-importance" or "important" (at least 0.7), "low-importance"
@@ -11,11 +12,13 @@ read(text, today) returns the request's filters as a dict that memory.query turn
   entity_types    memories about an entity of a type: projects, people, tools, places, organizations ...
   about           "about X": a memory's subject or words; a session's or turn's words
   containing      "mentioning X", "containing X", "saying X", a quoted phrase
-  roles, tool_calls  turns of a role ("user messages", "assistant replies", "tool results"); "tool calls"
+  roles           turns of a role ("user messages", "assistant replies", "tool results")
+  tools, tool_statuses, min_duration_ms  tool executions of tools, of a status ("failed": error, "timed out",
+                  "successful"), as slow as ("slower than 2 s", "slow": a second or more)
   agent_id        "by agent X", "agent X"
   period          [first day, day after the last], read as recall reads one (agent_memory_db.periods)
-  order           importance (memories' default, "top", "most important"), newest ("recent", "latest",
-                  "last 5") or oldest ("oldest", "first 5")
+  order           importance (memories' default, "most important"), newest ("recent", "latest", "last 5"),
+                  oldest ("oldest", "first 5") or slowest (tool executions)
   k               how many: "top 10", "5 decisions", "limit 20"; default 20, at most 1000
   understood      each phrase read and what it set; not_understood: the words it could not read
 """
@@ -38,7 +41,19 @@ TARGETS = {
     "memories": ("memories", "memory", "notes", "note", "things"),
     "sessions": ("sessions", "session", "conversations", "conversation", "chats", "chat"),
     "turns": ("turns", "turn", "messages", "message"),
+    "tool_executions": ("calls", "executions"),
 }
+TOOL_STATUSES = {
+    "failed": "error",
+    "failing": "error",
+    "errors": "error",
+    "errored": "error",
+    "error": "error",
+    "timeouts": "timeout",
+    "successful": "success",
+    "succeeded": "success",
+}
+SLOW_MS = 1000  # "slow" tool calls: a second or more
 KINDS = {
     "fact": ("facts", "fact"),
     "preference": ("preferences", "preference"),
@@ -74,7 +89,7 @@ ALL_STATUSES = ["active", "ongoing", "resolved", "superseded", "retracted", "pen
 ENTITY_TYPES = {
     "project": ("projects", "project"),
     "person": ("people", "persons", "person"),
-    "tool": ("tools", "tool"),
+    "tool": ("tools",),
     "place": ("places", "place"),
     "org": ("organizations", "organisations", "organization", "organisation", "companies", "company", "orgs"),
     "doc": ("documents", "document", "docs"),
@@ -94,7 +109,7 @@ FILLER = frozenset(
         r"\s+",
         "show me list find get give what which who are were is was be the a an my our your all any every of with "
         "that have has had been i we please and or for in from to made taken there do does did some those these "
-        "whose during since after on at by",
+        "whose during since after on at by tool",
     )
 )
 
@@ -132,7 +147,17 @@ PATTERNS: list[tuple[str, str]] = [
     (r"\b(?:medium|moderate)[-\s]+importance\b", "medium"),
     (r"\bin[-\s]+progress\b", "in_progress"),
     (r"\b(?:any|every|all)\s+status(?:es)?\b", "any_status"),
-    (r"\btool\s+calls?\b", "tool_calls"),
+    (r"\b(?:calls?|executions?|runs?|uses?)\s+(?:of|to)\s+(?:the\s+)?(?P<tool>[\w.:-]+)(?:\s+tool)?\b", "tool_named"),
+    (r"\b(?P<tool>[\w.:-]+)\s+(?:tool\s+)?(?:calls?|executions?|runs?|uses?)\b", "tool_named"),
+    (r"\btool\s+(?:calls?|executions?|runs?|uses?)\b", "tool_calls"),
+    (r"\btimed[-\s]+out\b", "timed_out"),
+    (
+        r"\b(?:slower|longer|more)\s+than\s+(?P<n>\d+(?:\.\d+)?)\s*"
+        r"(?P<unit>ms|milliseconds?|s|secs?|seconds?|min|mins|minutes?)\b",
+        "slower_than",
+    ),
+    (r"\bslowest\b", "slowest"),
+    (r"\bslow\b", "slow"),
     (r"\btool\s+(?:results?|outputs?|messages?|turns?)\b", "tool_results"),
     (
         r"\b(?:(?:what\s+)?(?:did\s+)?(?:the\s+)?(?P<said>user|assistant)\s+(?:said|say|asked|ask|wrote|write)"
@@ -278,8 +303,23 @@ def _bound_or_order(reading: _Reading, rule: str, match: re.Match[str]) -> str |
         reading.target_named = reading.target_named or "turns"
         return "target: turns"
     if rule == "tool_calls":
-        f["tool_calls"] = True
-        return "turns with tool calls"
+        reading.target_named = reading.target_named or "tool_executions"
+        return "target: tool_executions"
+    if rule == "tool_named":
+        if _known(match["tool"]):  # "failed calls", "5 calls": a word of its own, then "calls"
+            return None
+        reading.add("tools", [match["tool"]])
+        reading.target_named = reading.target_named or "tool_executions"
+        return f"tools: {match['tool']}"
+    if rule == "timed_out":
+        reading.add("tool_statuses", ["timeout"])
+        return "tool_statuses: timeout"
+    if rule in ("slower_than", "slow"):
+        f["min_duration_ms"] = SLOW_MS if rule == "slow" else round(float(match["n"]) * _milliseconds(match["unit"]))
+        return f"min_duration_ms: {f['min_duration_ms']}"
+    if rule == "slowest":
+        reading.order("slowest")
+        return "order: slowest"
     if rule in ("tool_results", "role", "replies"):
         role = (
             "tool" if rule == "tool_results" else "assistant" if rule == "replies" else (match["role"] or match["said"])
@@ -321,6 +361,9 @@ def _word(reading: _Reading, word: str, following: str) -> str | None:
         if lower in names:
             reading.add("entity_types", [entity_type])
             return f"about a {entity_type}"
+    if lower in TOOL_STATUSES:
+        reading.add("tool_statuses", [TOOL_STATUSES[lower]])
+        return f"tool_statuses: {TOOL_STATUSES[lower]}"
     if lower in STATUSES:
         reading.add("statuses", STATUSES[lower])
         return "statuses: " + ", ".join(STATUSES[lower])
@@ -335,15 +378,41 @@ def _word(reading: _Reading, word: str, following: str) -> str | None:
 
 
 MEMORY_ONLY = ("kinds", "statuses", "importance", "tags", "entity_types")
-TURN_ONLY = ("roles", "tool_calls")
+TURN_ONLY = ("roles",)
+TOOL_ONLY = ("tools", "tool_statuses", "min_duration_ms")
+
+
+def _milliseconds(unit: str) -> int:
+    """The milliseconds in a unit: ms, millisecond(s); s, sec(s), second(s); min(s), minute(s)."""
+    unit = unit.lower()
+    return 60000 if unit.startswith("min") else 1 if unit.startswith("m") else 1000
+
+
+OWN_FILTERS = {"memories": MEMORY_ONLY, "turns": TURN_ONLY, "tool_executions": TOOL_ONLY}
+ORDERS_OF = {"importance": ("memories",), "slowest": ("tool_executions",)}  # orders some targets have
+
+
+def _known(word: str) -> bool:
+    """Whether a word before "calls" is one of the vocabulary's (not a tool's name)."""
+    lower = word.lower()
+    return (
+        lower in FILLER
+        or lower in TOOL_STATUSES
+        or lower in STATUSES
+        or lower in NEWEST
+        or lower in OLDEST
+        or lower in ("tool", "top", "first", "last", "slow", "slowest", "all", "high", "low", "medium", "moderate")
+        or bool(re.fullmatch(_NUMBER, lower))
+    )
 
 
 def _target(reading: _Reading) -> str:
     f = reading.filters
     if reading.target_named:
         return reading.target_named
-    if any(key in f for key in TURN_ONLY):
-        return "turns"
+    for target in ("memories", "turns", "tool_executions"):  # the filters asked for name what is listed
+        if any(key in f for key in OWN_FILTERS[target]):
+            return target
     return "memories"
 
 
@@ -384,10 +453,12 @@ def _union(period: tuple[date, date] | None, other: tuple[date, date]) -> tuple[
 def _finished(reading: _Reading, period: Any, not_understood: list[str]) -> dict[str, Any]:
     f = reading.filters
     target = _target(reading)
-    others = (MEMORY_ONLY if target != "memories" else ()) + (TURN_ONLY if target != "turns" else ())
-    for key in [key for key in others if key in f]:
+    others = [keys for owner, keys in OWN_FILTERS.items() if owner != target]
+    for key in [key for keys in others for key in keys if key in f]:
         not_understood.append(f"{key} (not a filter of {target})")
         del f[key]
+    if f.get("order") in ORDERS_OF and target not in ORDERS_OF[f["order"]]:
+        not_understood.append(f"order {f.pop('order')} (not an order of {target})")
     k = f.get("k", DEFAULT_K)
     if not 1 <= k <= MAX_K:
         raise ValueError(f"a request lists 1 to {MAX_K} rows, got {k}")
@@ -405,17 +476,19 @@ def _finished(reading: _Reading, period: Any, not_understood: list[str]) -> dict
 LLM_INSTRUCTIONS = """\
 You turn a request for stored agent memory into filters. Answer with one JSON object and nothing else, with \
 these keys (leave out what the request does not ask for):
-  "target": "memories" (curated facts, decisions, tasks ...), "sessions" (conversations) or "turns" (messages)
+  "target": "memories" (curated facts, decisions, tasks ...), "sessions" (conversations), "turns" (messages) or
+    "tool_executions" (tool calls with their results)
   "kinds": memory kinds, of fact, preference, rule, decision, skill, event, observation, task
   "statuses": memory statuses, of active, ongoing, resolved, superseded, retracted, pending (leave out: what holds now)
   "importance": {"min": 0..1, "max": 0..1} (high importance: min 0.7; low: max 0.3)
   "tags": {"all": [tags every memory carries]} or {"any": [tags of which one is enough]}
   "entity_types": memories about entities of types, of project, person, tool, place, org, doc, metric, concept, topic
   "about": [subjects or words], "containing": [words the text contains]
-  "roles": turn roles, of user, assistant, system, tool; "tool_calls": true for turns that call tools
+  "roles": turn roles, of user, assistant, system, tool
+  "tools": [tool names]; "tool_statuses": of success, error, timeout; "min_duration_ms": a whole number
   "agent_id": the agent named
   "period": [first day, day after the last], ISO dates, relative to today
-  "order": "importance", "newest" or "oldest"; "k": how many, 1..1000
+  "order": "importance" (memories), "newest", "oldest" or "slowest" (tool executions); "k": how many, 1..1000
   "not_understood": [words of the request no key above can express]"""
 
 
@@ -462,6 +535,8 @@ CHECKS = {
     "about": lambda v: _strings(v, "about"),
     "containing": lambda v: _strings(v, "containing"),
     "roles": lambda v: _strings(v, "roles", ("user", "assistant", "system", "tool")),
+    "tools": lambda v: _strings(v, "tools"),
+    "tool_statuses": lambda v: _strings(v, "tool_statuses", ("success", "error", "timeout")),
     "not_understood": lambda v: _strings(v, "not_understood"),
 }
 
@@ -470,7 +545,7 @@ def from_llm(answer: dict) -> dict[str, Any]:
     """The filters an endpoint proposed, checked as the words' own are; an error names the first wrong key."""
     filters: dict[str, Any] = {"target": answer.get("target", "memories")}
     if filters["target"] not in TARGETS:
-        raise ValueError(f"target must be memories, sessions or turns, got {filters['target']!r}")
+        raise ValueError(f"target must be {', '.join(TARGETS)}, got {filters['target']!r}")
     for key, value in answer.items():
         if value is None or key == "target":
             continue
@@ -480,7 +555,7 @@ def from_llm(answer: dict) -> dict[str, Any]:
             if not isinstance(value, dict) or not value or set(value) - {"all", "any"}:
                 raise ValueError(f'tags must be {{"all": [...]}} or {{"any": [...]}}, got {value!r}')
             filters[key] = {mode: _strings(tags, "tags") for mode, tags in value.items()}
-        elif key in ("tool_calls", "agent_id", "period", "order", "k"):
+        elif key in ("min_duration_ms", "agent_id", "period", "order", "k"):
             filters[key] = _checked_scalar(key, value)
         else:
             raise ValueError(f"unknown filter {key!r}")
@@ -494,12 +569,12 @@ def from_llm(answer: dict) -> dict[str, Any]:
 def _checked_scalar(key: str, value: Any) -> Any:
     if key == "period":
         return _checked_period(value)
-    if key == "tool_calls" and not isinstance(value, bool):
-        raise ValueError(f"tool_calls must be true or false, got {value!r}")
+    if key == "min_duration_ms" and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise ValueError(f"min_duration_ms must be a whole number of milliseconds, got {value!r}")
     if key == "agent_id" and not (isinstance(value, str) and value.strip()):
         raise ValueError(f"agent_id must be a name, got {value!r}")
-    if key == "order" and value not in ("importance", "newest", "oldest"):
-        raise ValueError(f"order must be importance, newest or oldest, got {value!r}")
+    if key == "order" and value not in ("importance", "newest", "oldest", "slowest"):
+        raise ValueError(f"order must be importance, newest, oldest or slowest, got {value!r}")
     if key == "k" and (isinstance(value, bool) or not isinstance(value, int)):
         raise ValueError(f"k must be a whole number, got {value!r}")
     return value

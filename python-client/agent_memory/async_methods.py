@@ -89,8 +89,8 @@ class AsyncMethods:
     async def query(
         self, request: str, *, agent_id: str | None = None, explain: bool = False, llm: bool = False
     ) -> results.QueryAnswer:
-        """A request in plain words ("top 10 recent decisions", "observations tagged docker and error") read as
-        filters over memories, sessions or turns and run: the filters, the words not understood, the SQL and
+        """A request in plain words ("top 10 recent decisions", "failed bash calls") read as filters over
+        memories, sessions, turns or tool executions and run: the filters, the words not understood, the SQL and
         its rows (explain: not run; agent_id: when the request names no agent; llm: the chat endpoint reads
         it, if the setting query_reader allows) (memory.query)."""
         return await self._run(calls.query(request, agent_id, explain, llm))

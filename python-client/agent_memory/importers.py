@@ -362,17 +362,33 @@ def _claude_text(content: Any) -> tuple[str, list[dict[str, Any]], str | None]:
     return "\n".join(t for t in texts if t).strip(), calls, result_of
 
 
+def _iso_time(value: Any) -> datetime | None:
+    """An ISO 8601 time as Claude Code writes it ("2026-11-02T10:00:05.000Z"), or None."""
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _claude_error(content: Any) -> bool:
+    """Whether a Claude Code tool result says the tool failed (is_error)."""
+    blocks = content if isinstance(content, list) else []
+    return any(isinstance(b, dict) and b.get("type") == "tool_result" and b.get("is_error") is True for b in blocks)
+
+
 CLAUDE_SKIPPED = ("isSidechain", "isMeta", "isCompactSummary")  # sub-agents, meta lines, compaction summaries
 
 
 def read_claude_code(paths: Iterable[Path]) -> Read:
     """Claude Code session logs (~/.claude/projects/<project>/<session>.jsonl): user and assistant lines
-    become turns (tool uses as tool_calls, tool results as tool turns); summaries, snapshots, meta lines
+    become turns (tool uses as tool_calls, tool results as tool turns with their status, error when is_error,
+    and their duration, from the use's line to the result's); summaries, snapshots, meta lines
     and side chains (sub-agents) are left out, and so are the summaries Claude Code writes when it compacts."""
     sessions: list[Session] = []
     problems: list[ImportProblem] = []
     for path in paths:
         session = Session(session_id=path.stem, source="claude-code")
+        called_at: dict[str, datetime] = {}  # when each tool use was asked for, for its result's duration
         for number, line in _json_objects(path, problems):
             if line.get("type") not in ("user", "assistant") or any(line.get(flag) for flag in CLAUDE_SKIPPED):
                 continue
@@ -386,8 +402,15 @@ def read_claude_code(paths: Iterable[Path]) -> Read:
             turn: dict[str, Any] = {"role": "tool" if result_of else message["role"], "content": text}
             if tool_calls:
                 turn["tool_calls"] = tool_calls
+            when = _iso_time(line.get("timestamp"))
+            for call in tool_calls:
+                if when is not None:
+                    called_at[str(call["id"])] = when
             if result_of:
                 turn["tool_call_id"] = result_of
+                turn["status"] = "error" if _claude_error(message.get("content")) else "success"
+                if when is not None and result_of in called_at and when >= called_at[result_of]:
+                    turn["duration_ms"] = round((when - called_at[result_of]).total_seconds() * 1000)
             if line.get("uuid"):
                 turn["id"] = str(line["uuid"])
             if isinstance(line.get("timestamp"), str):

@@ -10,9 +10,9 @@ session again once it has finished adds it.
 
 A user message is a user turn of its text parts (OpenCode's synthetic ones, the text of attached files, left
 out). An assistant message is an assistant turn of its text with its tool parts as tool_calls, then one tool
-turn per call with its output (or error), in metadata the call's status (completed or error) and its duration
-in milliseconds. Messages are ordered by time, parts by id (OpenCode's ids ascend). Message and part ids are
-the turns' ids, so importing a session again adds only what is new.
+turn per call with its output (or error), its status (success, or error) and its duration in milliseconds.
+Messages are ordered by time, parts by id (OpenCode's ids ascend). Message and part ids are the turns' ids, so
+importing a session again adds only what is new.
 """
 
 from __future__ import annotations
@@ -75,13 +75,14 @@ def _tool_turns(part: dict[str, Any], where: Origin) -> tuple[dict[str, Any], di
         "content": output if isinstance(output, str) else json.dumps(output, ensure_ascii=False),
         "tool_call_id": part["callID"],
         "id": str(part.get("id") or part["callID"]),
-        "metadata": {"tool": part["tool"], "status": state.get("status")},
+        "metadata": {"tool": part["tool"]},
+        "status": "success" if state.get("status") == "completed" else "error",
     }
     time = state.get("time")
     time = time if isinstance(time, dict) else {}
     start, end = _when(time.get("start")), _when(time.get("end"))
     if start and end:
-        result["metadata"]["duration_ms"] = round((end - start).total_seconds() * 1000)
+        result["duration_ms"] = max(0, round((end - start).total_seconds() * 1000))
     if end:
         result["created_at"] = end.isoformat()
     return call, result

@@ -268,8 +268,8 @@ class WeightTuning:
 @dataclass(frozen=True)
 class QueryAnswer:
     """memory.query: a request in plain words as it was read (filters, what each phrase set, the words not
-    understood), the SQL it makes and, unless explained only, that SQL's rows (memories, sessions or turns as
-    JSON objects)."""
+    understood), the SQL it makes and, unless explained only, that SQL's rows (memories, sessions, turns or tool
+    executions, as JSON objects)."""
 
     request: str
     read_by: Literal["words", "llm"]

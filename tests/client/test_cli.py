@@ -130,10 +130,9 @@ def test_import_an_opencode_store_twice_stores_it_once(db, dsn):
     again = run("--dsn", dsn, "--json", "import", "opencode", "--agent-id", "coder", store)
     assert json.loads(again.stdout)["turns_added"] == 0
     rows = db.execute(
-        "select s.source, t.role, t.metadata ->> 'status', (t.metadata ->> 'duration_ms')::int from memory.turns as t "
-        "join memory.sessions as s using (tenant_id, session_key) where t.role = 'tool' order by t.position"
+        "select tool, status, duration_ms, arguments is not null from memory.tool_executions order by called_at"
     ).fetchall()
-    assert rows == [("opencode", "tool", "completed", 1250), ("opencode", "tool", "error", 40)]
+    assert rows == [("bash", "success", 1250, True), ("read", "error", 40, True)]
 
 
 def test_import_markdown_memory_files_twice_remembers_them_once(db, dsn):

@@ -132,7 +132,42 @@ BAD = [
     ([{"role": "user", "content": "x", "tokens": "12"}], 'message 0 has tokens "12", which is not a whole number'),
     ([{"role": "user", "content": "x", "tokens": -1}], "message 0 has tokens -1, which is not a whole number"),
     ([{"role": "user", "content": "x", "tokens": 1e12}], "which is not a whole number from 0 to 2147483647"),
+    ([{"role": "user", "content": "x", "status": "error"}], "message 0 has a status, which only a tool result"),
+    ([{"role": "tool", "content": "x", "status": "crashed"}], 'message 0 has status "crashed" (expected success,'),
+    ([{"role": "assistant", "content": "x", "duration_ms": 5}], "message 0 has a duration_ms, which only a tool"),
+    ([{"role": "tool", "content": "x", "duration_ms": -5}], "message 0 has duration_ms -5, which is not a whole"),
+    ([{"role": "tool", "content": "x", "duration_ms": "5s"}], 'message 0 has duration_ms "5s", which is not a whole'),
 ]
+
+
+def test_a_tool_results_status_and_duration_are_kept_and_listed_with_its_call(db):
+    messages = [
+        {"role": "user", "content": "Is the build green?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "ci", "arguments": '{"job": "build"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "build failed", "status": "error", "duration_ms": 2300},
+        {"role": "tool", "tool_call_id": "c9", "content": "an answer to no call"},
+    ]
+    commit(db, messages)
+    assert db.execute("select metadata from memory.turns where role = 'tool' order by position").fetchall() == [
+        ({"tool_status": "error", "duration_ms": 2300},),
+        ({},),
+    ]
+    rows = db.execute(
+        "select tool, arguments, result, status, duration_ms, call_turn_id is not null from memory.tool_executions "
+        "order by result_turn_id"
+    ).fetchall()
+    assert rows == [
+        ("ci", '{"job": "build"}', "build failed", "error", 2300, True),
+        (None, None, "an answer to no call", None, None, False),
+    ]
+    (exported,) = db.execute("select session from memory.export(session_id => 's1')").fetchone()
+    assert exported["messages"][2]["metadata"] == {"tool_status": "error", "duration_ms": 2300}
 
 
 @pytest.mark.parametrize(("messages", "error"), BAD, ids=[error[:40] for _, error in BAD])

@@ -44,7 +44,13 @@ def acme(db, logins):
                 "content": "Yes, Redis streams work.",
                 "tool_calls": [{"id": "c1", "name": "search"}],
             },
-            {"role": "tool", "tool_call_id": "c1", "content": "redis.io: streams"},
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": "redis.io: streams",
+                "status": "error",
+                "duration_ms": 1500,
+            },
         ]
         conn.execute("select memory.commit('queue', %s, enrich => 'none')", (Json(messages),))
         conn.execute(
@@ -87,7 +93,11 @@ def test_requests_in_plain_words_list_what_they_ask_for(acme):
 def test_turns_and_sessions_are_the_conversations_alone(acme):
     assert contents(query(acme, "user messages mentioning Redis")) == ["Should we use Redis for the queue?"]
     assert contents(query(acme, "tool results mentioning streams")) == ["redis.io: streams"]
-    assert contents(query(acme, "tool calls")) == ["Yes, Redis streams work."]
+    calls = query(acme, "failed search calls slower than 1 s")["rows"]
+    assert [(c["tool"], c["status"], c["duration_ms"], c["result"]) for c in calls] == [
+        ("search", "error", 1500, "redis.io: streams")
+    ]
+    assert query(acme, "successful tool calls")["rows"] == [] and query(acme, "calls of grep")["rows"] == []
     # the session 'remembered' holds memories' words: a request for conversations leaves it out
     assert contents(query(acme, "sessions about redis"), "session_id") == ["queue"]
     assert contents(query(acme, "oldest conversations"), "session_id") == ["queue", "lunch"]

@@ -137,6 +137,7 @@ def reads(conn: psycopg.Connection, turn: int) -> list[tuple[str, tuple]]:
         ("select * from memory.queue_status", ()),
         ("select * from memory.feedback_summary", ()),
         ("select * from memory.memory_items", ()),
+        ("select * from memory.tool_executions", ()),
         ("select * from memory.tier_items", ()),
         ("select * from memory.metrics", ()),
         ("select * from memory.tier_moves(now() + interval '1000 days')", ()),

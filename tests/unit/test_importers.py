@@ -102,6 +102,7 @@ def test_claude_code_log_keeps_the_conversation_and_its_tool_calls():
         "arguments": '{"file_path": "tests/test_login.py"}',
     }
     assert session.messages[2]["tool_call_id"] == "toolu_1" and "def test_login" in session.messages[2]["content"]
+    assert (session.messages[2]["status"], session.messages[2]["duration_ms"]) == ("success", 1000)
 
 
 def test_claude_code_problems_name_the_line(tmp_path):
@@ -237,8 +238,8 @@ def test_an_opencode_store_becomes_its_conversation_with_tool_results_status_and
     assert [call["function"]["name"] for call in answer["tool_calls"]] == ["bash", "read"]
     assert json.loads(answer["tool_calls"][0]["function"]["arguments"])["command"].startswith("pytest")
     assert ran["tool_call_id"] == answer["tool_calls"][0]["id"] and "1 failed" in ran["content"]
-    assert ran["metadata"] == {"tool": "bash", "status": "completed", "duration_ms": 1250}
-    assert failed["metadata"] == {"tool": "read", "status": "error", "duration_ms": 40}
+    assert (ran["status"], ran["duration_ms"], ran["metadata"]) == ("success", 1250, {"tool": "bash"})
+    assert (failed["status"], failed["duration_ms"], failed["metadata"]) == ("error", 40, {"tool": "read"})
     assert failed["content"].startswith("Error: File not found")
     assert said["content"] == "Good catch. From now on we round money only at the end."
 

@@ -90,7 +90,7 @@ def filters(request: str) -> dict:
         ),
         (
             "tool calls in the last 7 days",
-            {"target": "turns", "tool_calls": True, "period": ["2026-11-29", "2026-12-06"]},
+            {"target": "tool_executions", "period": ["2026-11-29", "2026-12-06"]},
         ),
         ("tool results mentioning timeout", {"target": "turns", "roles": ["tool"], "containing": ["timeout"]}),
         ("what did we say about pg_cron", {"target": "turns", "about": ["pg_cron"]}),
@@ -116,7 +116,9 @@ def test_a_request_sets_the_filters_it_names(request_, expected):
         ("rules stored in triplicate", ["stored", "triplicate"]),
         # a filter the target does not have is named, not applied silently
         ("sessions tagged docker", ["tags (not a filter of sessions)"]),
-        ("tool calls of high importance", ["importance (not a filter of turns)"]),
+        ("tool calls of high importance", ["importance (not a filter of tool_executions)"]),
+        ("failed decisions", ["tool_statuses (not a filter of memories)"]),
+        ("slowest sessions", ["order slowest (not an order of sessions)"]),
     ],
 )
 def test_words_it_cannot_read_are_named(request_, not_understood):
@@ -175,7 +177,7 @@ def test_filters_from_an_llm_are_checked_and_completed():
 @pytest.mark.parametrize(
     ("answer", "error"),
     [
-        ({"target": "people"}, "target must be memories, sessions or turns"),
+        ({"target": "people"}, "target must be memories, sessions, turns, tool_executions"),
         ({"kinds": ["decision", "wish"]}, "kinds must be of fact, .*got wish"),
         ({"statuses": "active"}, "statuses must be a list of words"),
         ({"importance": {"min": 2}}, "importance min must be a number from 0 to 1"),
@@ -183,10 +185,11 @@ def test_filters_from_an_llm_are_checked_and_completed():
         ({"tags": ["a"]}, "tags must be"),
         ({"period": ["2026-12-01", "2026-11-01"]}, "period must end after it begins"),
         ({"period": ["last week"]}, "period must be .* ISO dates"),
-        ({"order": "random"}, "order must be importance, newest or oldest"),
+        ({"order": "random"}, "order must be importance, newest, oldest or slowest"),
         ({"k": "ten"}, "k must be a whole number"),
         ({"k": 0}, "1 to 1000 rows, got 0"),
-        ({"tool_calls": "yes", "target": "turns"}, "tool_calls must be true or false"),
+        ({"min_duration_ms": -1, "target": "tool_executions"}, "min_duration_ms must be a whole number"),
+        ({"tool_statuses": ["crashed"]}, "tool_statuses must be of success, error, timeout, got crashed"),
         ({"sql": "drop table x"}, "unknown filter 'sql'"),
     ],
 )
@@ -226,3 +229,35 @@ def test_a_second_count_or_an_importance_past_one_is_not_taken_silently():
     assert read("5", TODAY)["not_understood"] == ["5"]
     with pytest.raises(ValueError, match=r"importance is from 0 to 1, got 1\.5"):
         read("facts with importance above 1.5", TODAY)
+
+
+@pytest.mark.parametrize(
+    ("request_", "expected"),
+    [
+        (
+            "failed bash calls last week",
+            {"target": "tool_executions", "tools": ["bash"], "tool_statuses": ["error"], "period": LAST_WEEK},
+        ),
+        (
+            "calls to the read tool that timed out",
+            {"target": "tool_executions", "tools": ["read"], "tool_statuses": ["timeout"]},
+        ),
+        (
+            "bash tool calls slower than 2.5 s",
+            {"target": "tool_executions", "tools": ["bash"], "min_duration_ms": 2500},
+        ),
+        ("slow tool calls", {"target": "tool_executions", "min_duration_ms": 1000}),
+        ("5 slowest calls", {"target": "tool_executions", "order": "slowest", "k": 5}),
+        (
+            "successful runs of grep mentioning node_modules",
+            {
+                "target": "tool_executions",
+                "tools": ["grep"],
+                "tool_statuses": ["success"],
+                "containing": ["node_modules"],
+            },
+        ),
+    ],
+)
+def test_tool_executions_by_tool_status_and_duration(request_, expected):
+    assert filters(request_) == expected

@@ -121,7 +121,7 @@ class State(TypedDict):
 
 class Queried(TypedDict):
     """A request in plain words as read: its filters, the words not understood, and the rows (memories,
-    sessions or turns, no null fields; text cut to EXPLAIN_CONTENT_CHARS)."""
+    sessions, turns or tool executions, no null fields; text cut to EXPLAIN_CONTENT_CHARS)."""
 
     filters: dict[str, Any]
     not_understood: NotRequired[list[str]]
@@ -317,7 +317,7 @@ def queried(answer: results.QueryAnswer, show_agent: bool) -> Queried:
         "filters": answer.filters,
         "rows": [
             {
-                key: value[:EXPLAIN_CONTENT_CHARS] if key in ("content", "summary") else value
+                key: value[:EXPLAIN_CONTENT_CHARS] if key in ("content", "summary", "result") else value
                 for key, value in row.items()
                 if value is not None and (show_agent or key != "agent_id")
             }

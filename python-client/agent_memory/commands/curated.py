@@ -37,6 +37,7 @@ QUERY_COLUMNS = {
     "memories": ["memory_id", "kind", "status", "importance", "valid_from", "content"],
     "sessions": ["session_id", "started_at", "turns", "summary"],
     "turns": ["turn_id", "session_id", "role", "created_at", "content"],
+    "tool_executions": ["called_at", "tool", "status", "duration_ms", "result"],
 }
 
 
@@ -60,7 +61,9 @@ def _queried(args: Args, answer: results.QueryAnswer) -> int:
         else:
             columns = QUERY_COLUMNS[answer.filters["target"]]
             several = len({row["agent_id"] for row in rows}) > 1
-            print_table(rows, ["agent_id", *columns] if several else columns, {"content": 60, "summary": 60})
+            print_table(
+                rows, ["agent_id", *columns] if several else columns, {"content": 60, "summary": 60, "result": 60}
+            )
     return 0
 
 
@@ -172,7 +175,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "query",
-        "memories, sessions or turns a request in plain words asks for, e.g. 'top 10 recent decisions'",
+        "memories, sessions, turns or tool calls a request in plain words asks for, e.g. 'top 10 recent decisions'",
         (
             Option(
                 "request",
@@ -189,11 +192,12 @@ COMMANDS: tuple[Command, ...] = (
         show=_queried,
         call=lambda memory, options: memory.query(**{k: v for k, v in options.items() if k != "sql"}),
         tool=Tool(
-            """Lists memories, sessions or turns as a request in plain words asks: kinds (decisions, tasks,
+            """Lists memories, sessions, turns or tool calls as a request in plain words asks: kinds (decisions, tasks,
             observations ...), statuses (unresolved, done), importance (high-importance), tags ("tagged docker
-            and error"), "about X", "mentioning X", roles ("user messages"), an agent, a period ("last week",
-            "since March"), an order ("recent", "oldest", "top") and a number ("top 10"). Answers with the
-            filters it read, the words it did not understand, and the rows.""",
+            and error"), "about X", "mentioning X", roles ("user messages"), tool calls by tool, status and
+            duration ("failed bash calls", "slowest tool calls"), an agent, a period ("last week", "since
+            March"), an order ("recent", "oldest") and a number ("top 10"). Answers with the filters it read,
+            the words it did not understand, and the rows.""",
             "reads",
             answers.queried,
             answers.Queried,

@@ -54,6 +54,18 @@ as $$
             )
         ) then 'has entities that are not a list of names or {"name", "type"} objects (type: '
                || array_to_string(memory_internal._entity_types(), ', ') || ')'
+        when message -> 'status' is not null and message ->> 'role' <> 'tool'
+            then 'has a status, which only a tool result (role tool) has'
+        when message -> 'status' is not null and (jsonb_typeof(message -> 'status') <> 'string'
+                                                  or message ->> 'status' not in ('success', 'error', 'timeout'))
+            then format('has status %s (expected success, error or timeout)', message -> 'status')
+        when message -> 'duration_ms' is not null and message ->> 'role' <> 'tool'
+            then 'has a duration_ms, which only a tool result (role tool) has'
+        when jsonb_typeof(message -> 'duration_ms') not in ('number', 'null')
+            or not ((message ->> 'duration_ms')::numeric between 0 and 2147483647
+                    and (message ->> 'duration_ms')::numeric = trunc((message ->> 'duration_ms')::numeric))
+            then format('has duration_ms %s, which is not a whole number of milliseconds from 0 to 2147483647',
+                        message -> 'duration_ms')
         when message -> 'embedding' is not null and (
             jsonb_typeof(message -> 'embedding') <> 'array'
             or jsonb_array_length(message -> 'embedding') <> dimensions
@@ -258,7 +270,9 @@ begin
                (f.message ->> 'tokens')::integer,
                (f.message ->> 'embedding')::vector,
                coalesce(f.message -> 'metadata', '{}')
-               || jsonb_strip_nulls(jsonb_build_object('entities', f.message -> 'entities')),
+               || jsonb_strip_nulls(jsonb_build_object('entities', f.message -> 'entities',
+                                                       'tool_status', f.message -> 'status',
+                                                       'duration_ms', f.message -> 'duration_ms')),
                coalesce((f.message ->> 'created_at')::timestamptz,
                         (select s.started_at from memory.sessions as s
                          where s.tenant_id = tenant and s.session_key = session))
@@ -396,7 +410,9 @@ $$;
 
 comment on function memory.commit(text, json, text, text, timestamptz, text, bigint, bigint, jsonb, text, boolean) is
 'Stores a session''s messages (a JSON array of {role, content, id?, created_at?, name?, tool_calls?, '
-'tool_call_id?, tokens?, metadata?, embedding? (client embedder)}) under this tenant and agent_id. '
+'tool_call_id?, tokens?, metadata?, embedding? (client embedder); a tool result also status? (success, error, '
+'timeout) and duration_ms?, kept in its metadata as tool_status and duration_ms}) under this tenant and '
+'agent_id. '
 'Idempotent: only new turns are added. '
 'enrich: queue (default, a job for memory.work), now, or none. Returns whether the '
 'session is new, how many turns were added, the queued job, and how many added turns are longer than '
