@@ -5,6 +5,7 @@
   stored once, under the same session and agent as `agent-memory import claude-code` stores it.
 - With the server out of reach, the sessions are spooled (agent_memory.spool) and committed, in order, by the
   next hook that reaches it, or by `agent-memory spool replay`.
+- With --backup DIR, each saved session is also written as a readable markdown file, kept --backup-days days.
 - SessionStart prints what memory.bootstrap chooses as hookSpecificOutput.additionalContext, the JSON
   Claude Code adds to the new (or compacted, resumed, cleared) session's context.
 
@@ -28,6 +29,7 @@ from typing import Any, TextIO
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from agent_memory import importers
+from agent_memory.backup import Backup
 from agent_memory.client import Memory
 from agent_memory.errors import ConnectionFailed
 from agent_memory.spool import Spool
@@ -80,10 +82,16 @@ def deadline(seconds: float) -> Iterator[None]:
 
 
 def save(
-    connect: Callable[[], Memory], data: dict[str, Any], agent_id: str | None, spool: Spool | None, tenant: str | None
+    connect: Callable[[], Memory],
+    data: dict[str, Any],
+    agent_id: str | None,
+    spool: Spool | None,
+    tenant: str | None,
+    backup: Backup | None = None,
 ) -> tuple[str, list[Exception]]:
     """Commits the transcript, after what the spool holds for the tenant: a summary line, and the problems of
-    the lines that were left out. With the server out of reach, the sessions are spooled instead."""
+    the lines that were left out. With the server out of reach, the sessions are spooled instead. With a
+    backup, a markdown copy of each session is written first, whatever the server does."""
     transcript = data.get("transcript_path")
     if not isinstance(transcript, str) or not transcript:
         raise HookError('the input has no "transcript_path"')
@@ -91,6 +99,11 @@ def save(
     problems: list[Exception] = list(read.problems)
     if not read.sessions:
         return "", problems
+    if backup is not None:
+        try:
+            backup.keep(read.sessions, agent_id, "claude-code")
+        except OSError as exc:  # a copy that cannot be written is logged; the commit goes on
+            problems.append(exc)
     added = 0
     try:
         with connect() as memory:
@@ -138,6 +151,7 @@ def run(
     log: Path,
     spool: Spool | None = None,
     tenant: str | None = None,
+    backup: Backup | None = None,
 ) -> int:
     """Handles one event (given, else hook_event_name of the input); prints what the host should read and
     logs what went wrong. Always 0: a hook must not fail its host. With a spool, a transcript the server cannot
@@ -155,7 +169,7 @@ def run(
                 with connect(timeout) as memory:
                     output = context(memory, agent_id, max_chars)
             else:
-                output, problems = save(lambda: connect(timeout), data, agent_id, spool, tenant)
+                output, problems = save(lambda: connect(timeout), data, agent_id, spool, tenant, backup)
         if output:
             print(output, flush=True)
     except Exception as exc:  # whatever it is, the host must go on

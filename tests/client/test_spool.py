@@ -100,8 +100,10 @@ def test_a_hook_spools_the_transcript_and_the_next_one_commits_it(server, tmp_pa
     event = {"hook_event_name": "PreCompact", "transcript_path": str(transcript), "session_id": "0b6f7d3e"}
     log = tmp_path / "hooks.log"
     server.stop()
-    down = cli(dsn, directory, "hook", "--log", str(log), stdin=json.dumps(event))
+    copies = tmp_path / "copies"
+    down = cli(dsn, directory, "hook", "--log", str(log), "--backup", str(copies), stdin=json.dumps(event))
     assert (down.returncode, down.stdout) == (0, "agent-memory: the server is out of reach: 1 session(s) spooled\n")
+    assert "Let me read the test first." in (copies / "default" / "0b6f7d3e-claude-session.md").read_text()
     assert "PreCompact error" in log.read_text()
     server.start()
     transcript.write_text("".join(lines))

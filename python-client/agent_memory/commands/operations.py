@@ -16,6 +16,7 @@ import psycopg
 from psycopg import sql
 
 from agent_memory import hooks, upgrade, watch
+from agent_memory.backup import DEFAULT_DAYS, Backup
 from agent_memory.client import Memory
 from agent_memory.commands import (
     Args,
@@ -174,6 +175,7 @@ def claude_hook(args: Args) -> int:
         log=Path(args.log).expanduser(),
         spool=Spool(args.spool),
         tenant=args.tenant,
+        backup=Backup(args.backup, args.backup_days) if args.backup else None,
     )
 
 
@@ -188,6 +190,17 @@ def tour(args: Args) -> int:
     from agent_memory import demo
 
     return demo.run(dsn(args), tenant=args.tenant)
+
+
+def positive_days(text: str) -> float:
+    """How long copies are kept: a positive number of days, at most a hundred years."""
+    try:
+        days = float(text)
+    except ValueError:
+        days = 0
+    if not 0 < days <= 36500:
+        raise argparse.ArgumentTypeError(f"must be a number of days above 0, got {text!r}")
+    return days
 
 
 def positive_seconds(text: str) -> float:
@@ -341,6 +354,13 @@ COMMANDS: tuple[Command, ...] = (
             Option("timeout", "give up after this many seconds (default 10)", type=positive_seconds, default=10.0),
             Option("log", f"where errors go (default {hooks.DEFAULT_LOG})", default=hooks.DEFAULT_LOG),
             SPOOL,
+            Option("backup", "also write each saved session as markdown in this folder (default: none)"),
+            Option(
+                "backup_days",
+                f"remove copies older than this (default {DEFAULT_DAYS})",
+                type=positive_days,
+                default=float(DEFAULT_DAYS),
+            ),
         ),
         description="Reads the JSON Claude Code sends on stdin. Always exits 0: an error is one line in the log.",
         main=claude_hook,
