@@ -175,9 +175,11 @@ PATTERNS: list[tuple[str, str]] = [
 ]
 PHRASES = [(re.compile(pattern, re.IGNORECASE), rule) for pattern, rule in PATTERNS]
 # The words that end an "about" or "mentioning" phrase: what another rule reads.
+# The words that name what is listed: targets, kinds, entity types ("5 decisions", "projects").
+NOUNS = frozenset(w for names in [*TARGETS.values(), *KINDS.values(), *ENTITY_TYPES.values()] for w in names)
 _KEYWORDS = (
     set(FILLER) - {"the", "a", "an", "of", "on"}
-    | {w for names in [*TARGETS.values(), *KINDS.values(), *ENTITY_TYPES.values()] for w in names}
+    | NOUNS
     | set(STATUSES) | set(NEWEST) | set(OLDEST)
     | {"tagged", "mentioning", "containing", "saying", "top", "limit", "first", "last", "agent", "importance"}
     | {"important", "critical", "today", "yesterday", "this", "past", "since", "before", "until"}
@@ -342,8 +344,7 @@ def _bound_or_order(reading: _Reading, rule: str, match: re.Match[str]) -> str |
 
 def _counted(following: str) -> bool:
     """Whether the words after a number name what is listed ("5 decisions", "10 high-importance tasks")."""
-    nouns = {w for names in [*TARGETS.values(), *KINDS.values(), *ENTITY_TYPES.values()] for w in names}
-    return any(word in nouns for word in re.findall(r"[\w'-]+", following.lower())[:3])
+    return any(word in NOUNS for word in re.findall(r"[\w'-]+", following.lower())[:3])
 
 
 def _word(reading: _Reading, word: str, following: str) -> str | None:

@@ -16,13 +16,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+
+from agent_memory.spool import file_name
 
 DEFAULT_DAYS = 30
-
-
-def _name(value: str) -> str:
-    return quote(value, safe="").replace(".", "%2E") or "%00"
 
 
 def _heading(message: Mapping[str, Any]) -> str:
@@ -66,10 +63,10 @@ def render(session_id: str, agent_id: str, source: str, messages: Sequence[Mappi
 
 def write(directory: Path, agent_id: str, session_id: str, text: str) -> Path:
     """Writes one session's copy whole (a reader sees the old copy or the new one)."""
-    folder = directory / _name(agent_id)
+    folder = directory / file_name(agent_id)
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     folder.mkdir(mode=0o700, exist_ok=True)
-    path = folder / f"{_name(session_id)}.md"
+    path = folder / f"{file_name(session_id)}.md"
     temporary = path.with_name(path.name + ".new")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as file:

@@ -77,9 +77,13 @@ class Replayed:
     waiting: int
     rejected: int
 
+    def __add__(self, other: Replayed) -> Replayed:
+        return Replayed(*(a + b for a, b in zip(vars(self).values(), vars(other).values(), strict=True)))
 
-def _name(value: str) -> str:
-    """A tenant's or agent's name as a file name: quoted, dots too (no "..", no ".rejected"), never empty."""
+
+def file_name(value: str) -> str:
+    """A tenant's, agent's or session's name as a file name: quoted, dots too (no "..", no ".rejected"), never
+    empty (the markdown copies of agent_memory.backup are named so too)."""
     return quote(value, safe="").replace(".", "%2E") or "%00"
 
 
@@ -110,8 +114,8 @@ class Spool:
         self.directory = Path(directory).expanduser() if directory is not None else default_directory()
 
     def path(self, tenant: str | None, agent_id: str | None) -> Path:
-        folder = _name(tenant) if tenant else DEFAULT_TENANT
-        return self.directory / folder / f"{_name(agent_id or 'default')}.jsonl"
+        folder = file_name(tenant) if tenant else DEFAULT_TENANT
+        return self.directory / folder / f"{file_name(agent_id or 'default')}.jsonl"
 
     @contextmanager
     def _locked(self, path: Path) -> Iterator[IO[str]]:
@@ -207,7 +211,7 @@ class Spool:
             except ConnectionFailed:
                 waiting = sum(file.entries for file in self.files() if file.path.parent == folder)
                 done = Replayed(0, 0, waiting, 0)
-            total = Replayed(*(a + b for a, b in zip(vars(total).values(), vars(done).values(), strict=True)))
+            total += done
         return total
 
     def replay_tenant(self, memory: Memory, tenant: str | None) -> Replayed:
@@ -216,7 +220,7 @@ class Spool:
         for path in sorted(self.path(tenant, "x").parent.glob("*.jsonl")):
             if not path.name.endswith(".rejected.jsonl"):
                 done = self._replay_file(memory, path)
-                total = Replayed(*(a + b for a, b in zip(vars(total).values(), vars(done).values(), strict=True)))
+                total += done
         return total
 
     def _replay_file(self, memory: Memory, path: Path) -> Replayed:
