@@ -31,6 +31,7 @@ begin
                 'memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[])'
                 ::regprocedure,
                 'memory_internal._turn_memory(text, bigint, timestamptz, boolean)'::regprocedure,
+                'memory_internal._visible_to(text, memory_internal._recall_query, text, bigint, bigint)'::regprocedure,
                 'memory_internal._setting_definitions()'::regprocedure
             ])
             and not exists (select from memory.signals as s where to_regprocedure(s.function) = p.oid)
@@ -164,7 +165,8 @@ begin
     grant execute on function
     memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[]),
     memory_internal._chunk_bm25(tsvector, integer, integer, text[], float8[], float8, float8, float8, float8),
-    memory_internal._bm25_term(float8, float8, float8, float8, float8, float8)
+    memory_internal._bm25_term(float8, float8, float8, float8, float8, float8),
+    memory_internal._visible_to(text, memory_internal._recall_query, text, bigint, bigint)
     to memory_observer;
     for v_function in
         select p.oid::regprocedure from pg_catalog.pg_proc as p where p.proowner = 'memory_observer'::regrole

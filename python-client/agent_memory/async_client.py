@@ -12,7 +12,7 @@ from pgvector.psycopg import register_vector_async
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 
-from agent_memory import calls, results
+from agent_memory import calls, notifications, results
 from agent_memory.async_methods import AsyncMethods
 from agent_memory.client import RESET_TENANT, SET_TENANT, pool_timeout, pool_unavailable, resolve_dsn
 from agent_memory.errors import from_connect, from_psycopg
@@ -112,3 +112,19 @@ class AsyncMemory(AsyncMethods):
             await cursor.execute(call.statement, call.params)
             async for row in cursor:
                 yield row["export_tenant"]
+
+    async def subscribe(
+        self, *, agent_id: str | None = None, shared_only: bool = False, timeout: float | None = None
+    ) -> AsyncIterator[results.Notification]:
+        """See Memory.subscribe."""
+        async with self._connection(True) as conn:
+            channel = await (await conn.execute(notifications.LISTEN)).fetchone()
+            assert channel is not None
+            await conn.execute(notifications.listen(channel[0]))
+            try:
+                async for note in conn.notifies(timeout=timeout):
+                    event = notifications.read(note.payload)
+                    if event is not None and notifications.wanted(event, agent_id, shared_only):
+                        yield event
+            finally:
+                await conn.execute("unlisten *")

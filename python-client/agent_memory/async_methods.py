@@ -112,6 +112,11 @@ class AsyncMethods:
         (memory.approve). Reject one with retract."""
         return await self._run(calls.move_memory("approve", memory_id))
 
+    async def share(self, memory_id: int, *, shared: bool = True) -> results.MemoryItem:
+        """Shares a memory with every agent of the tenant (shared=False: keeps it to its agent again): their
+        recall, bootstrap and context_for_task include it, with shared_by naming its agent (memory.share)."""
+        return await self._run(calls.share(memory_id, shared))
+
     async def bootstrap(
         self, *, agent_id: str | None = None, max_chars: int | None = None, sessions: int | None = None
     ) -> results.Bootstrap:

@@ -185,6 +185,7 @@ class MemoryOptions(TypedDict, total=False):
     valid_from: datetime | None
     evidence: Sequence[int] | None
     status: Literal["active", "ongoing", "pending"] | None
+    shared: bool | None  # shared with every agent of the tenant (None: as the version of its key it supersedes)
 
 
 class MemoryFilters(TypedDict, total=False):
@@ -225,6 +226,10 @@ def list_memories(filters: MemoryFilters) -> Call[list[results.MemoryItem]]:
 def move_memory(verb: Literal["resolve", "retract", "approve"], memory_id: int) -> Call[results.MemoryItem]:
     """memory.resolve, memory.retract or memory.approve of one memory: its row after the move."""
     return function(verb, _one(results.MemoryItem), memory_id=memory_id)
+
+
+def share(memory_id: int, shared: bool) -> Call[results.MemoryItem]:
+    return function("share", _one(results.MemoryItem), memory_id=memory_id, shared=shared)
 
 
 def memory_history(memory_id: int) -> Call[list[results.MemoryItem]]:

@@ -30,7 +30,7 @@ from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
-from agent_memory import calls, results
+from agent_memory import calls, notifications, results
 from agent_memory.errors import CHECK_DSN, ConnectionFailed, from_connect, from_psycopg
 from agent_memory.methods import Methods
 
@@ -159,3 +159,22 @@ class Memory(Methods):
             cursor.execute(call.statement, call.params)
             for row in cursor:
                 yield row["export_tenant"]
+
+    def subscribe(
+        self, *, agent_id: str | None = None, shared_only: bool = False, timeout: float | None = None
+    ) -> Iterator[results.Notification]:
+        """What arrives in this tenant as it commits (LISTEN on memory.notification_channel()): sessions
+        committed and memories remembered, shared or unshared. For agent_id, its own and what the other agents
+        share (shared_only: only those); without, every event of the tenant. timeout: stop after that many
+        seconds (None: wait until the iteration is closed). Holds one connection of the pool meanwhile."""
+        with self._connection(True) as conn:
+            channel = conn.execute(notifications.LISTEN).fetchone()
+            assert channel is not None
+            conn.execute(notifications.listen(channel[0]))
+            try:
+                for note in conn.notifies(timeout=timeout):
+                    event = notifications.read(note.payload)
+                    if event is not None and notifications.wanted(event, agent_id, shared_only):
+                        yield event
+            finally:
+                conn.execute("unlisten *")

@@ -104,6 +104,11 @@ class Methods:
         (memory.approve). Reject one with retract."""
         return self._run(calls.move_memory("approve", memory_id))
 
+    def share(self, memory_id: int, *, shared: bool = True) -> results.MemoryItem:
+        """Shares a memory with every agent of the tenant (shared=False: keeps it to its agent again): their
+        recall, bootstrap and context_for_task include it, with shared_by naming its agent (memory.share)."""
+        return self._run(calls.share(memory_id, shared))
+
     def bootstrap(
         self, *, agent_id: str | None = None, max_chars: int | None = None, sessions: int | None = None
     ) -> results.Bootstrap:

@@ -98,6 +98,7 @@ class Hit:
     kind: str = "turn"
     memory_id: int | None = None
     evidence_turn_ids: list[int] | None = None
+    shared_by: str | None = None  # the agent that shared it, when recall was for another agent
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,7 @@ class MemoryItem:
     evidence_turn_ids: list[int]
     origin: Literal["remember", "patterns", "llm"]
     metadata: dict[str, JsonValue]
+    shared: bool  # shared with every agent of the tenant (memory.share)
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,7 @@ class BootstrapItem:
     session_id: str
     at: datetime
     content: str
+    shared_by: str | None = None  # the agent that shared it, when it is not the asking agent's own
 
 
 SECTION_TITLES: dict[str, str] = {
@@ -183,6 +186,11 @@ SECTION_TITLES: dict[str, str] = {
     "decision": "Decisions",
     "recent_session": "Recent sessions",
 }
+
+
+def _shared(agent: str | None) -> str:
+    """How an item another agent shared is marked in context text."""
+    return f" [shared by {agent}]" if agent else ""
 
 
 @dataclass(frozen=True)
@@ -200,7 +208,7 @@ class Bootstrap:
                 section = item.section
                 lines.append(("\n" if lines else "") + f"## {SECTION_TITLES.get(section, section)}")
             when = f" ({item.session_id}, {item.at:%Y-%m-%d})" if item.section != "remembered" else ""
-            lines.append(f"- {item.content}{when}")
+            lines.append(f"- {item.content}{when}{_shared(item.shared_by)}")
         return "\n".join(lines)
 
 
@@ -215,6 +223,7 @@ class ContextItem:
     speaker: str
     content: str
     score: float
+    shared_by: str | None = None  # the agent that shared it, when it is not the asking agent's own
 
 
 @dataclass(frozen=True)
@@ -226,7 +235,8 @@ class TaskContext:
     def text(self) -> str:
         """The turns as a Markdown list with who said them and when."""
         return "\n".join(
-            f"- {item.speaker} ({item.at:%Y-%m-%d}, {item.session_id}): {item.content}" for item in self.items
+            f"- {item.speaker} ({item.at:%Y-%m-%d}, {item.session_id}): {item.content}{_shared(item.shared_by)}"
+            for item in self.items
         )
 
 
@@ -561,3 +571,20 @@ class StateHistoryItem:
     valid_to: datetime | None
     recorded_at: datetime
     recorded_by: str
+
+
+@dataclass(frozen=True)
+class Notification:
+    """One event of the tenant's notification channel (Memory.subscribe): a commit's new turns (event
+    "session": session_id, turns) or a memory remembered, shared or unshared (event "memory": memory_id, kind,
+    outcome: created, updated, merged, shared or unshared); agent_id is whose it is, shared whether every
+    agent of the tenant sees it."""
+
+    event: Literal["session", "memory"]
+    agent_id: str
+    shared: bool
+    session_id: str | None = None
+    turns: int | None = None
+    memory_id: int | None = None
+    kind: str | None = None
+    outcome: str | None = None

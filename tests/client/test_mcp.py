@@ -83,7 +83,17 @@ def enrich_now(db):
 
 def test_the_tools_have_input_schemas(dsn):
     found = tools(dsn)
-    writes = {"remember", "resolve", "retract", "approve", "commit", "give_feedback", "forget", "set_entity_state"}
+    writes = {
+        "remember",
+        "resolve",
+        "retract",
+        "approve",
+        "share",
+        "commit",
+        "give_feedback",
+        "forget",
+        "set_entity_state",
+    }
     assert set(found) == READ_ONLY | writes
     recall = found["recall"].input_schema
     assert recall["required"] == ["query"] and recall["properties"]["level"]["enum"] == ["turn", "session"]

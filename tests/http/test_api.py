@@ -98,6 +98,17 @@ def test_memories_resolved_and_retracted(acme):
     assert acme.post(f"/v1/memories/{proposed['memory_id']}/approve").json()["status"] == "active"
 
 
+def test_a_memory_shared_with_the_fleet_and_kept_again(acme):
+    kept = acme.post("/v1/memories", json={"content": "Deploy keys live in ops/deploy", "agent_id": "planner"}).json()
+    assert kept["shared"] is False
+    assert acme.post(f"/v1/memories/{kept['memory_id']}/share").json()["shared"] is True
+    hits = acme.post("/v1/recall", json={"query": "where do deploy keys live?", "agent_id": "coder"}).json()["hits"]
+    assert hits[0]["memory_id"] == kept["memory_id"] and hits[0]["shared_by"] == "planner"
+    assert acme.post(f"/v1/memories/{kept['memory_id']}/share?shared=false").json()["shared"] is False
+    shared = acme.post("/v1/memories", json={"content": "Builds run on ci-large", "shared": True}).json()
+    assert shared["shared"] is True
+
+
 def test_feedback_moves_trust(acme):
     hit = acme.post("/v1/recall", json={"query": "deploys Fridays", "k": 1}).json()["hits"][0]
     given = acme.post("/v1/feedback", json={"verdict": "unhelpful", "turn_id": hit["turn_id"]}).json()

@@ -45,6 +45,7 @@ CALLS = [
     ("POST", "/v1/memories/{memory_id}/resolve", None),
     ("POST", "/v1/memories/{memory_id}/retract", None),
     ("POST", "/v1/memories/{memory_id}/approve", None),
+    ("POST", "/v1/memories/{memory_id}/share", None),
     ("POST", "/v1/feedback", {"verdict": "incorrect", "memory_id": "{memory_id}"}),
     ("GET", "/v1/bootstrap", None),
     ("POST", "/v1/context", {"task": f"find the {SECRET} codes"}),

@@ -275,6 +275,7 @@ def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
         "memory_internal._bm25_term",
         "memory_internal._chunk_bm25",
         "memory_internal._turn_filter",
+        "memory_internal._visible_to",
     ]
     # Only the administrator's bindings and API keys name a tenant: the one they are for, not one they act in
     # (authenticate_api_key answers the HTTP server the tenant of a key).

@@ -68,6 +68,7 @@ def version(memory_id: int, content: str, status: str, ids: dict | None = None) 
         evidence_turn_ids=[],
         origin="remember",
         metadata={"mem0": ids or {"user_id": "alex"}},
+        shared=False,
     )
 
 

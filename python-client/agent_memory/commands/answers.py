@@ -24,7 +24,8 @@ REMEMBERED = "remembered"
 
 class Hit(TypedDict):
     """A recalled turn (its session's summary is in the answer's sessions), or a curated memory: kind (rule,
-    preference, ...), memory_id and evidence_turn_ids, the turns it came from."""
+    preference, ...), memory_id and evidence_turn_ids, the turns it came from; shared_by: the agent that shared
+    it with the one recalling."""
 
     turn_id: int
     session_id: str
@@ -35,6 +36,7 @@ class Hit(TypedDict):
     kind: NotRequired[str]
     memory_id: NotRequired[int]
     evidence_turn_ids: NotRequired[list[int]]
+    shared_by: NotRequired[str]
 
 
 class Recalled(TypedDict):
@@ -86,7 +88,8 @@ class Entity(TypedDict):
 
 
 class MemoryShown(TypedDict):
-    """A memory: its id, kind, words, status, key and the period it holds (valid_to: when it stopped)."""
+    """A memory: its id, kind, words, status, key and the period it holds (valid_to: when it stopped); shared
+    when every agent of the tenant sees it."""
 
     memory_id: int
     kind: str
@@ -95,6 +98,7 @@ class MemoryShown(TypedDict):
     valid_from: str
     key: NotRequired[str]
     valid_to: NotRequired[str]
+    shared: NotRequired[bool]
 
 
 class Neighbor(TypedDict):
@@ -149,6 +153,8 @@ def _hit(hit: results.Hit, show_agent: bool) -> Hit:
         shown["kind"] = hit.kind
         shown["memory_id"] = hit.memory_id
         shown["evidence_turn_ids"] = hit.evidence_turn_ids or []
+    if hit.shared_by is not None:
+        shown["shared_by"] = hit.shared_by
     return shown
 
 
@@ -263,6 +269,8 @@ def memory(item: results.MemoryItem, show_agent: bool = False) -> MemoryShown:
         shown["key"] = item.key
     if item.valid_to is not None:
         shown["valid_to"] = when(item.valid_to)
+    if item.shared:
+        shown["shared"] = True
     return shown
 
 

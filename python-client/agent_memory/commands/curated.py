@@ -71,6 +71,11 @@ def _moved(args: Args, moved: results.MemoryItem) -> str:
     return f"memory {moved.memory_id}: {moved.status}"
 
 
+def _shared(args: Args, memory: results.MemoryItem) -> str:
+    whose = "shared with every agent" if memory.shared else f"{memory.agent_id}'s alone"
+    return f"memory {memory.memory_id}: {whose}"
+
+
 def _move(name: str, help: str, doc: str) -> Command:
     return Command(
         name,
@@ -118,6 +123,13 @@ COMMANDS: tuple[Command, ...] = (
                 at_most=1,
             ),
             Option("status", "ongoing: work in progress; pending: to review", choices=["active", "ongoing", "pending"]),
+            Option(
+                "shared",
+                "share it with every agent of the tenant",
+                flag=True,
+                tool="true: every agent of the fleet sees it too (default: you alone)",
+                tool_type=bool | None,
+            ),
         ),
         show=said(_remembered),
         tool=Tool(
@@ -229,6 +241,24 @@ COMMANDS: tuple[Command, ...] = (
             "reads",
             answers.memories,
             dict[str, list[answers.MemoryShown]],
+        ),
+    ),
+    Command(
+        "share",
+        "share a memory with every agent of the tenant (--unshare: keep it to its agent)",
+        (
+            Option("memory_id", positional=True, type=int, tool="the memory's memory_id", tool_type=int),
+            Option("unshare", "keep it to its agent again", flag=True),
+        ),
+        call=lambda memory, given: memory.share(given["memory_id"], shared=not given.get("unshare")),
+        show=said(_shared),
+        tool=Tool(
+            """Shares a memory with every agent of the fleet: their recall and bootstrap include it, marked
+            with who shared it.""",
+            "judges",
+            answers.memory,
+            answers.MemoryShown,
+            agent=None,
         ),
     ),
     _move(

@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from agent_memory import hooks, upgrade, watch
+from agent_memory import hooks, notifications, upgrade, watch
 from agent_memory.backup import DEFAULT_DAYS, Backup
 from agent_memory.client import Memory
 from agent_memory.commands import (
@@ -214,6 +214,20 @@ def positive_seconds(text: str) -> float:
     return seconds
 
 
+def _watch(args: Args) -> int:
+    """What arrives in the tenant as it commits, a line an event (with --json, one JSON object a line), until
+    interrupted or --seconds have passed."""
+    if args.seconds is not None and args.seconds <= 0:
+        raise InvalidInput("--seconds needs a positive number of seconds")
+    with memory(args) as client:
+        try:
+            for event in client.subscribe(agent_id=args.agent_id, shared_only=bool(args.shared), timeout=args.seconds):
+                print(json.dumps(plain(event)) if args.json else notifications.describe(event), flush=True)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
 def _stats(args: Args) -> int:
     """memory.stats, or with --watch memory.metrics again and again."""
     if args.watch is not None:
@@ -310,6 +324,18 @@ COMMANDS: tuple[Command, ...] = (
             answers.stats,
             dict[str, dict[str, Any]],
         ),
+    ),
+    Command(
+        "watch",
+        "show sessions and memories as they arrive (memory.notification_channel)",
+        (
+            Option("agent_id", "as this agent sees them: its own and what the others share"),
+            Option("shared", "only what other agents share with the fleet", flag=True),
+            Option("seconds", "stop after this many seconds", type=float),
+        ),
+        description="Sessions committed and memories remembered, shared or unshared in the tenant, a line each as"
+        " their transaction commits. No content is sent: read it with recall, get or list-memories.",
+        main=_watch,
     ),
     Command(
         "reindex",

@@ -78,6 +78,7 @@ class RememberBody(Body):
     valid_from: datetime | None = None
     evidence: list[int] | None = None
     status: Literal["active", "ongoing", "pending"] | None = None
+    shared: bool | None = None
 
 
 class FeedbackBody(Body):
@@ -248,6 +249,13 @@ async def memory_history(request: Request, memory_id: int) -> Response:
     """Every version of the memory's claim, oldest first (memory.memory_history)."""
     async with tenant(request) as memory:
         return answer(await memory.memory_history(memory_id))
+
+
+@router.post("/memories/{memory_id}/share", tags=["memories"])
+async def share(request: Request, memory_id: int, shared: bool = True) -> Response:
+    """Shares a memory with every agent of the tenant; ?shared=false keeps it to its agent again (memory.share)."""
+    async with tenant(request, write=True) as memory:
+        return answer(await memory.share(memory_id, shared=shared))
 
 
 @router.post("/memories/{memory_id}/{move}", tags=["memories"])

@@ -53,7 +53,8 @@ select
         where e.tenant_id = m.tenant_id and e.memory_id = m.memory_id
     ) as evidence_turn_ids,
     m.origin,
-    m.metadata
+    m.metadata,
+    m.shared
 from memory.memories as m
 where m.tenant_id = (select memory.current_tenant());
 

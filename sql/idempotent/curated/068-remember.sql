@@ -245,7 +245,7 @@ create or replace function memory.remember(
     content text, kind text default 'fact', agent_id text default 'default', metadata jsonb default '{}',
     enrich text default 'now', key text default null, subjects text[] default '{}', tags text[] default '{}',
     importance double precision default 0.5, confidence double precision default 1, valid_from timestamptz default null,
-    evidence bigint[] default '{}', status text default 'active'
+    evidence bigint[] default '{}', status text default 'active', shared boolean default null
 ) returns setof memory.remembered
 language plpgsql
 as $$
@@ -314,11 +314,15 @@ begin
             where m.tenant_id = v_tenant and m.memory_id = v_before and (m.valid_to is null or m.valid_to > v_from);
         end if;
         insert into memory.memories (tenant_id, agent_id, kind, content, key, subjects, tags, importance, confidence,
-                                     status, valid_from, valid_to, canonical, turn_id, supersedes, metadata)
+                                     status, valid_from, valid_to, canonical, turn_id, supersedes, metadata, shared)
         values (v_tenant, remember.agent_id, remember.kind, v_text, v_key, v_subjects,
                 coalesce(remember.tags, '{}'), remember.importance, remember.confidence,
                 case when v_next is null then remember.status else 'superseded' end, v_from, v_next, v_canonical,
-                v_turn, v_before, remember.metadata)
+                v_turn, v_before, remember.metadata,
+                -- A new version of a key stays shared as the one before it was, unless shared says otherwise.
+                coalesce(remember.shared,
+                         (select m.shared from memory.memories as m where m.tenant_id = v_tenant and m.memory_id = v_before),
+                         false))
         returning memory.memories.memory_id into v_id;
         perform memory_internal._add_evidence(v_tenant, v_id, v_evidence);
         -- The version after a backdated one now follows it.
@@ -342,16 +346,23 @@ begin
     -- has the metadata given with it too (a paraphrase keeps its own).
     update memory.memories as m
     set confidence = greatest(m.confidence, remember.confidence),
-        metadata = case when v_outcome = 'unchanged' then m.metadata || remember.metadata else m.metadata end
+        metadata = case when v_outcome = 'unchanged' then m.metadata || remember.metadata else m.metadata end,
+        shared = coalesce(remember.shared, m.shared)
     where v_outcome in ('unchanged', 'merged') and m.tenant_id = v_tenant and m.memory_id = v_id
         and (m.confidence < remember.confidence
-             or v_outcome = 'unchanged' and m.metadata || remember.metadata <> m.metadata);
+             or v_outcome = 'unchanged' and m.metadata || remember.metadata <> m.metadata
+             or m.shared <> remember.shared);
+    -- Announced when something changed: a memory remembered the same again is not news.
+    if v_outcome <> 'unchanged' or found then
+        perform memory_internal._notify_memory(v_tenant, v_id, v_outcome);
+    end if;
     return query select i.*, v_outcome from memory.memory_items as i where i.memory_id = v_id;
 end
 $$;
 
 comment on function memory.remember(
-    text, text, text, jsonb, text, text, text[], text[], double precision, double precision, timestamptz, bigint[], text
+    text, text, text, jsonb, text, text, text[], text[], double precision, double precision, timestamptz, bigint[],
+    text, boolean
 ) is
 'Keeps a memory of an agent: a fact, preference, rule, decision, skill, event, observation or task, with '
 'optional key, subjects (normalized as entity names), tags, importance and confidence (0-1), valid_from '
@@ -368,7 +379,9 @@ comment on function memory.remember(
 'Without a key, a claim that changes what a memory the agent holds states ("I '
 'switched from vim to helix" after "My editor is vim") supersedes it (setting memory_supersede; outcome '
 'updated; why in memory.memory_supersessions), unless it is less certain than that memory. Returns the '
-'memory and the outcome: created, updated, unchanged or merged.';
+'memory and the outcome: created, updated, unchanged or merged. shared: shared with every agent of the '
+'tenant (memory.share; null: as the version of its key it supersedes, else not shared). A change is '
+'announced on memory.notification_channel().';
 
 -- Facts remembered before memories had a table of their own (0.2.0) become memories, once.
 with remembered as (

@@ -121,7 +121,7 @@ begin
         'valid_to', m.valid_to, 'recorded_at', m.recorded_at, 'recorded_by', m.recorded_by,
         'canonical', encode(m.canonical, 'hex'), 'tier', m.tier, 'tier_since', m.tier_since, 'used_at', m.used_at,
         'supersedes', case when m.supersedes = any(memories) then m.supersedes end,
-        'metadata', nullif(m.metadata, '{}'),
+        'metadata', nullif(m.metadata, '{}'), 'shared', nullif(m.shared, false),
         'words_trust', (select w.trust from memory.turns as w where w.tenant_id = tenant and w.turn_id = m.turn_id),
         'evidence', (
             select coalesce(jsonb_agg(memory_internal._turn_ref(tenant, t.turn_id) order by t.turn_id), '[]')
@@ -419,6 +419,9 @@ begin
     elsif coalesce(jsonb_typeof(r -> 'metadata'), 'object') <> 'object' then
         raise exception 'agent_memory: a memory record''s "metadata" must be a JSON object, got %', r -> 'metadata'
             using errcode = 'invalid_parameter_value';
+    elsif coalesce(jsonb_typeof(r -> 'shared'), 'boolean') <> 'boolean' then
+        raise exception 'agent_memory: a memory record''s "shared" must be true or false, got %', r -> 'shared'
+            using errcode = 'invalid_parameter_value';
     end if;
     select m.memory_id into v_memory
     from memory.memories as m
@@ -436,7 +439,7 @@ begin
         insert into memory.memories (
             tenant_id, agent_id, kind, content, key, subjects, tags, importance, confidence, status, origin,
             valid_from, valid_to, recorded_at, recorded_by, canonical, turn_id, supersedes, tier,
-            tier_since, used_at, metadata
+            tier_since, used_at, metadata, shared
         )
         select tenant, v_agent, r ->> 'kind', r ->> 'content', r ->> 'key',
                array(select jsonb_array_elements_text(coalesce(r -> 'subjects', '[]'))),
@@ -450,7 +453,7 @@ begin
                (select i.memory_id from pg_temp._agent_memory_import_memories as i
                 where i.source_id = (r ->> 'supersedes')::bigint),
                coalesce(r ->> 'tier', 'hot'), coalesce((r ->> 'tier_since')::timestamptz, pg_catalog.now()),
-               (r ->> 'used_at')::timestamptz, coalesce(r -> 'metadata', '{}')
+               (r ->> 'used_at')::timestamptz, coalesce(r -> 'metadata', '{}'), coalesce((r -> 'shared')::boolean, false)
         returning memory_id into v_memory;
         perform memory_internal._add_evidence(tenant, v_memory, array(
             select k.turn_id

@@ -271,6 +271,7 @@ begin
         ), ' | ')::tsquery;
     end if;
     q := memory_internal._query_entities(q, tenant, agent, entities, entity_mode, settings -> 'entity_gazetteer');
+    q := memory_internal._fleet_scope(q, tenant, agent, settings);
     -- The kind of memory the question asks for (the caller's intent, else the one its words name).
     q.intent := case when intent is null then memory.query_intent(query) when intent <> 'none' then intent end;
     q.intent_kinds := case when q.intent is not null then array[q.intent] end;

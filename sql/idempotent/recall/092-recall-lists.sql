@@ -116,7 +116,7 @@ begin
     cross join lateral memory_internal._chunk_bm25(c.tsv, c.length, c.context_length, q.lexemes, q.idf, v_k1, v_b,
                                                    q.avg_length, v_context_weight) as s
     where c.tenant_id = tenant and c.tsv @@ q.generating
-        and (_full_text_candidates.agent_id is null or c.agent_id = _full_text_candidates.agent_id)
+        and memory_internal._visible_to(_full_text_candidates.agent_id, q, c.agent_id, c.session_key, c.turn_id)
     order by s.bm25 desc, c.turn_id
     limit (settings ->> 'recall_candidates')::integer;
 end
@@ -151,7 +151,7 @@ begin
             or exists (
                 select from memory.sessions as s
                 where s.tenant_id = m.tenant_id and s.session_key = m.session_key
-                    and (_summary_candidates.agent_id is null or s.agent_id = _summary_candidates.agent_id)
+                    and memory_internal._visible_to(_summary_candidates.agent_id, q, s.agent_id, s.session_key, null)
                     and (_summary_candidates.source is null or s.source = _summary_candidates.source)
                     and (tiers is null or s.tier = any(tiers))
             ))
@@ -210,12 +210,12 @@ begin
                     cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, $4, $5, $6, $7,
                                                                     $9)
                     where c.tenant_id = e.tenant_id and c.turn_id = e.turn_id and c.chunk_no = e.chunk_no
-                        and ($3 is null or c.agent_id = $3)
+                        and memory_internal._visible_to($3, $10, c.agent_id, c.session_key, c.turn_id)
                 )$filter$
             end
         ) into v_dense_keys, v_dense_chunks
         using query_vector, tenant, _candidate_chunks.agent_id, since, until, _candidate_chunks.source,
-              q.entity_sessions, v_candidates, tiers;
+              q.entity_sessions, v_candidates, tiers, q;
         execute memory_internal._nearest_sql(
             'session_embeddings', array['session_key'], recall_model, vector_dims(query_vector), v_exact,
             case when coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is not null
@@ -224,13 +224,13 @@ begin
                 and exists (
                     select from memory.sessions as s
                     where s.tenant_id = e.tenant_id and s.session_key = e.session_key
-                        and ($3 is null or s.agent_id = $3) and ($6 is null or s.source = $6)
-                        and ($9 is null or s.tier = any($9))
+                        and memory_internal._visible_to($3, $10, s.agent_id, s.session_key, null)
+                        and ($6 is null or s.source = $6) and ($9 is null or s.tier = any($9))
                 )$filter$
             end
         ) into v_vector_sessions
         using query_vector, tenant, _candidate_chunks.agent_id, since, until, _candidate_chunks.source,
-              q.entity_sessions, (settings ->> 'session_candidates')::integer, tiers;
+              q.entity_sessions, (settings ->> 'session_candidates')::integer, tiers, q;
     end if;
 
     -- A memory stands for the turns it came from, so it is a candidate whenever one of them is. (Recall's
@@ -284,7 +284,7 @@ begin
             -- With tags, every memory that has one (the lists above find few); without, the plan drops this.
             or cardinality(v_tags) > 0 and m.tags && v_tags and m.status not in ('pending', 'retracted')
         )
-        and (_candidate_chunks.agent_id is null or m.agent_id = _candidate_chunks.agent_id);
+        and (_candidate_chunks.agent_id is null or m.agent_id = _candidate_chunks.agent_id or m.shared);
 end
 $$;
 

@@ -134,7 +134,8 @@ begin
     return query
     select s.session_id, s.agent_id, t.turn_id, t.message_id, t.role, t.speaker, t.created_at, t.content,
            m.summary, h.score, h.components, coalesce(h.kind, 'turn'), h.memory_id,
-           case when h.memory_id is not null then memory_internal._memory_evidence(v_tenant, h.memory_id) end
+           case when h.memory_id is not null then memory_internal._memory_evidence(v_tenant, h.memory_id) end,
+           memory_internal._shared_by(recall.agent_id, s.agent_id)
     from unnest(v_turns, v_sessions, v_scores, v_components, v_memories, v_kinds) with ordinality
         as h (turn_id, session_key, score, components, memory_id, kind, n)
     inner join memory.turns as t on t.tenant_id = v_tenant and h.turn_id = t.turn_id
@@ -166,7 +167,8 @@ is 'The turns and curated memories (level turn) or sessions (level session, with
 'answer a query, best first: full-text (BM25) and vector scores of each turn''s best chunk fused, plus the '
 'boost signals of memory.signal_definitions(), and an optional rerank stage (setting rerank). kind is '
 '''turn'' for what was said, or the memory''s kind (rule, preference, ...) with its memory_id and '
-'evidence_turn_ids (a turn ranked below a memory it is evidence of is left out). Filters: agent_id, '
+'evidence_turn_ids (a turn ranked below a memory it is evidence of is left out). Filters: agent_id (its '
+'turns and memories, and what the other agents share: shared_by names the agent that shared a hit), '
 'since/until (event time), source. entities: names the recall is about, besides those the query names '
 '(signal entity); entity_mode all keeps to sessions that mention every one. as_of: what was said by then '
 'and the memories that held then; include_ended: superseded and retracted memories too. intent: the memory '

@@ -21,11 +21,13 @@ comment on function memory_internal._check_budget(integer) is 'Internal: rejects
 -- decisions of the most recent sessions, then those sessions' summaries.
 create or replace function memory.bootstrap(
     agent_id text default null, max_chars integer default null, sessions integer default 5
-) returns table (section text, session_id text, at timestamptz, content text)
+) returns table (section text, session_id text, at timestamptz, content text, shared_by text)
 language plpgsql
 stable
 as $$
 #variable_conflict use_column
+declare
+    v_fleet_sessions boolean := (memory.setting('share_sessions'))::boolean;
 begin
     perform memory_internal._check_budget(bootstrap.max_chars);
     if bootstrap.sessions is null or bootstrap.sessions < 0 then
@@ -37,24 +39,24 @@ begin
         select coalesce(bootstrap.max_chars, (memory.setting('bootstrap_max_chars') #>> '{}')::integer) as chars
     ),
     recent as (
-        select s.tenant_id, s.session_key, s.session_id, s.started_at
+        select s.tenant_id, s.session_key, s.session_id, s.started_at, s.agent_id
         from memory.sessions as s
         where s.tenant_id = memory.current_tenant() and s.session_id <> 'remembered'
-            and (bootstrap.agent_id is null or s.agent_id = bootstrap.agent_id)
+            and (bootstrap.agent_id is null or s.agent_id = bootstrap.agent_id or v_fleet_sessions)
         order by s.started_at desc, s.session_key desc
         limit bootstrap.sessions
     ),
     items as (
         select 1 as priority, 'remembered' as section, 'remembered' as session_id, m.valid_from as at, m.content,
-               row_number() over (
+               m.agent_id, row_number() over (
                    order by array_position(array['rule', 'preference', 'task', 'decision'], m.kind) nulls last,
                        m.importance desc, m.valid_from desc, m.memory_id desc
                ) as n
         from memory.memory_items as m
         where memory.memory_holds(m.status, m.valid_from, m.valid_to, null)
-            and (bootstrap.agent_id is null or m.agent_id = bootstrap.agent_id)
+            and (bootstrap.agent_id is null or m.agent_id = bootstrap.agent_id or m.shared)
         union all
-        select k.priority, k.section, r.session_id, r.started_at, l.item #>> '{}',
+        select k.priority, k.section, r.session_id, r.started_at, l.item #>> '{}', r.agent_id,
                row_number() over (partition by k.section order by r.started_at desc, r.session_key desc, l.n)
         from recent as r
         inner join memory.summaries as m on r.tenant_id = m.tenant_id and r.session_key = m.session_key
@@ -62,7 +64,7 @@ begin
             as k (priority, section, items)
         cross join lateral jsonb_array_elements(k.items) with ordinality as l (item, n)
         union all
-        select 4, 'recent_session', r.session_id, r.started_at, m.summary,
+        select 4, 'recent_session', r.session_id, r.started_at, m.summary, r.agent_id,
                row_number() over (order by r.started_at desc, r.session_key desc)
         from recent as r
         inner join memory.summaries as m on r.tenant_id = m.tenant_id and r.session_key = m.session_key
@@ -71,7 +73,7 @@ begin
         select i.*, sum(length(i.content)) over (order by i.priority, i.n rows unbounded preceding) as used
         from items as i
     )
-    select p.section, p.session_id, p.at, p.content
+    select p.section, p.session_id, p.at, p.content, memory_internal._shared_by(bootstrap.agent_id, p.agent_id)
     from packed as p cross join budget as b
     where p.used <= b.chars
     order by p.priority, p.n;
@@ -82,13 +84,16 @@ comment on function memory.bootstrap(text, integer, integer) is
 'Context for a new conversation of an agent (or every agent when null), at most max_chars characters '
 '(default: setting bootstrap_max_chars): the memories that hold now (rules, preferences, open tasks and '
 'decisions first; superseded, resolved and retracted ones left out), then the open loops, decisions and '
-'summaries of the most recent sessions. Stops at the first item that would overflow the budget.';
+'summaries of the most recent sessions. Stops at the first item that would overflow the budget. For an agent, '
+'what the other agents share is included: their shared memories, and their sessions when share_sessions; '
+'shared_by names the agent that shared an item (null: the agent''s own).';
 
 -- Context for a task: the turns most relevant to it (by memory.recall), best first, within a budget.
 create or replace function memory.context_for_task(
     task text, max_chars integer default null, agent_id text default null, k integer default 20
 ) returns table (
-    rank bigint, session_id text, turn_id bigint, at timestamptz, speaker text, content text, score double precision
+    rank bigint, session_id text, turn_id bigint, at timestamptz, speaker text, content text, score double precision,
+    shared_by text
 )
 language plpgsql
 volatile
@@ -99,13 +104,13 @@ begin
     return query
     with hits as (
         select row_number() over (order by r.score desc, r.turn_id) as rank, r.session_id, r.turn_id,
-               r.created_at, coalesce(r.speaker, r.role) as speaker, r.content, r.score
+               r.created_at, coalesce(r.speaker, r.role) as speaker, r.content, r.score, r.shared_by
         from memory.recall(task, k => context_for_task.k, agent_id => context_for_task.agent_id) as r
     ),
     packed as (
         select h.*, sum(length(h.content)) over (order by h.rank rows unbounded preceding) as used from hits as h
     )
-    select p.rank, p.session_id, p.turn_id, p.created_at, p.speaker, p.content, p.score
+    select p.rank, p.session_id, p.turn_id, p.created_at, p.speaker, p.content, p.score, p.shared_by
     from packed as p
     where p.used <= coalesce(context_for_task.max_chars, (memory.setting('context_max_chars') #>> '{}')::integer)
     order by p.rank;
@@ -114,4 +119,5 @@ $$;
 
 comment on function memory.context_for_task(text, integer, text, integer) is
 'The turns most relevant to a task (memory.recall of the task, up to k), best first, as many as fit in '
-'max_chars characters (default: setting context_max_chars); stops at the first that would overflow.';
+'max_chars characters (default: setting context_max_chars); stops at the first that would overflow. '
+'shared_by: the agent that shared a turn or memory with agent_id (as recall''s).';

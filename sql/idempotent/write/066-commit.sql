@@ -404,6 +404,7 @@ begin
     end if;
 
     perform memory_internal._count(v_tenant, array['commits', 'turns_committed'], array['', ''], array[1, v_added]);
+    perform memory_internal._notify_commit(v_tenant, commit.session_id, commit.agent_id, v_added);
     return query select v_created, v_added, v_job, v_partial;
 end
 $$;
@@ -417,7 +418,8 @@ comment on function memory.commit(text, json, text, text, timestamptz, text, big
 'enrich: queue (default, a job for memory.work), now, or none. Returns whether the '
 'session is new, how many turns were added, the queued job, and how many added turns are longer than '
 'indexing reads (index_max_chunks x chunk_chars characters: stored whole, indexed in part). '
-'A session memory.forget removed is refused unless allow_forgotten. '
+'A session memory.forget removed is refused unless allow_forgotten. New turns are announced on '
+'memory.notification_channel() when the transaction commits. '
 'Pass jsonb as messages::json.';
 
 -- A JSON object without its keys whose value is null; nulls within the values are the caller's and stay
