@@ -25,6 +25,7 @@ Enrich: TypeAlias = Literal["queue", "now", "none"]
 Kind: TypeAlias = Literal["fact", "preference", "rule", "decision", "skill", "event", "observation", "task"]
 EntityMode: TypeAlias = Literal["any", "all"]
 Tier: TypeAlias = Literal["hot", "warm", "cold"]
+ToolStatus: TypeAlias = Literal["success", "error", "timeout"]
 RetainedData: TypeAlias = Literal["sessions", "memories"]
 # JSON the caller passes (metadata, weights): any mapping or sequence of JSON values.
 JsonInput: TypeAlias = Mapping[str, "JsonInput"] | Sequence["JsonInput"] | str | int | float | bool | None
@@ -96,6 +97,8 @@ class RecallFilters(TypedDict, total=False):
     intent: Kind | Literal["none"] | None  # the memory kind asked for (default: from the query); none: no routing
     tiers: Sequence[Tier] | None  # the tiers searched (default: the setting recall_tiers, hot and warm)
     tags: Sequence[str] | None  # only curated memories with one of these tags (default: the setting recall_tags)
+    tools: Sequence[str] | None  # only tool results of these tools (default: the setting recall_tools)
+    tool_statuses: Sequence[ToolStatus] | None  # only tool results with these statuses (recall_tool_statuses)
 
 
 class RecallOptions(RecallFilters, total=False):
@@ -127,11 +130,10 @@ def _json(value: JsonInput) -> Jsonb:
 def _filters(options: RecallFilters) -> dict[str, Any]:
     args: dict[str, Any] = dict(options)
     args["weights"] = _jsonb(options.get("weights"))
-    entities, vector, tiers = options.get("entities"), options.get("query_vector"), options.get("tiers")
-    tags = options.get("tags")
-    args["entities"] = None if entities is None else list(entities)
-    args["tiers"] = None if tiers is None else list(tiers)
-    args["tags"] = None if tags is None else list(tags)
+    for name in ("entities", "tiers", "tags", "tools", "tool_statuses"):
+        listed = cast("Sequence[str] | None", args.get(name))
+        args[name] = None if listed is None else list(listed)
+    vector = options.get("query_vector")
     args["query_vector"] = None if vector is None else Vector(list(vector))
     return args
 

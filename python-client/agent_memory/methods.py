@@ -37,7 +37,8 @@ class Methods:
     def recall(self, query: str, **options: Unpack[calls.RecallOptions]) -> list[results.Hit]:
         """The turns and curated memories (or sessions, level='session') that best answer the query
         (memory.recall); as_of, include_ended and intent choose which memories and how they are routed, tiers
-        which tiers are searched (default hot and warm), tags which curated memories alone are kept."""
+        which tiers are searched (default hot and warm), tags which curated memories alone are kept, tools and
+        tool_statuses which tool results alone are (e.g. tools=["bash"], tool_statuses=["error"])."""
         return self._run(calls.recall(query, options))
 
     def explain_recall(self, query: str, **options: Unpack[calls.ExplainOptions]) -> list[results.Candidate]:

@@ -274,6 +274,8 @@ def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
     assert [name.split("(")[0] for (name,) in observer_runs] == [
         "memory_internal._bm25_term",
         "memory_internal._chunk_bm25",
+        "memory_internal._tool_name",
+        "memory_internal._tool_result_call",
         "memory_internal._turn_filter",
         "memory_internal._visible_to",
     ]

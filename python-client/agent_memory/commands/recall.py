@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_memory import results
-from agent_memory.calls import EntityMode, Level, Tier
+from agent_memory.calls import EntityMode, Level, Tier, ToolStatus
 from agent_memory.client import Memory
 from agent_memory.commands import Args, Command, Option, Tool, answers, said, table
 from agent_memory.errors import InvalidInput
@@ -68,7 +68,23 @@ TAGS = Option(
     tool="only curated memories with one of these tags",
     tool_type=list[str] | None,
 )
-ROUTING = (WEIGHTS, AS_OF, INCLUDE_ENDED, INTENT, TIERS, TAGS)
+TOOLS = Option(
+    "tools",
+    "only tool results of this tool (repeat for more)",
+    repeat=True,
+    metavar="TOOL",
+    tool="only tool results of these tools (e.g. bash)",
+    tool_type=list[str] | None,
+)
+TOOL_STATUSES = Option(
+    "tool_statuses",
+    "only tool results with this status (repeat for more)",
+    repeat=True,
+    choices=["success", "error", "timeout"],
+    tool="only tool results with these statuses",
+    tool_type=list[ToolStatus] | None,
+)
+ROUTING = (WEIGHTS, AS_OF, INCLUDE_ENDED, INTENT, TIERS, TAGS, TOOLS, TOOL_STATUSES)
 
 
 def _checked(options: dict[str, Any]) -> None:

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_memory.calls import Enrich, EntityMode, Kind, Level, Tier
+from agent_memory.calls import Enrich, EntityMode, Kind, Level, Tier, ToolStatus
 from agent_memory.http.service import TENANT_HEADER, HTTPProblem, Service, TenantMemory
 from agent_memory.results import EntityType, MemoryStatus, Verdict
 
@@ -61,6 +61,8 @@ class RecallBody(Body):
     intent: Kind | Literal["none"] | None = None
     tiers: list[Tier] | None = None
     tags: list[str] | None = None
+    tools: list[str] | None = None
+    tool_statuses: list[ToolStatus] | None = None
     explain: bool = Field(False, description="every candidate with its signals (memory.explain_recall) instead")
 
 

@@ -272,6 +272,9 @@ begin
     end if;
     q := memory_internal._query_entities(q, tenant, agent, entities, entity_mode, settings -> 'entity_gazetteer');
     q := memory_internal._fleet_scope(q, tenant, agent, settings);
+    -- Tool results of these tools, with these statuses, alone (recall's tools and tool_statuses).
+    q.tools := nullif(array(select jsonb_array_elements_text(settings -> 'recall_tools')), '{}');
+    q.tool_statuses := nullif(array(select jsonb_array_elements_text(settings -> 'recall_tool_statuses')), '{}');
     -- The kind of memory the question asks for (the caller's intent, else the one its words name).
     q.intent := case when intent is null then memory.query_intent(query) when intent <> 'none' then intent end;
     q.intent_kinds := case when q.intent is not null then array[q.intent] end;

@@ -4,13 +4,16 @@
 -- session vector. Every candidate is then scored on every signal, whichever list brought it.
 
 -- One row when a turn passes recall's filters on event time, source, sessions (entity_mode all: the
--- sessions that mention every entity) and tiers (its session's, or the memory's it carries), none
--- otherwise. Used as `cross join lateral
+-- sessions that mention every entity), tiers (its session's, or the memory's it carries) and tools (a tool
+-- result of one of these tools, with one of these statuses), none otherwise. Used as `cross join lateral
 -- memory_internal._turn_filter(...)`: the planner inlines it, a filter not given folds away, and with it the
 -- lookup it needs (a scalar function with subqueries could not be inlined).
+drop function if exists memory_internal._turn_filter(
+    text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[]
+);
 create or replace function memory_internal._turn_filter(
     tenant text, turn bigint, session bigint, since timestamptz, until timestamptz, source text, sessions bigint[],
-    tiers text[]
+    tiers text[], tools text[], tool_statuses text[]
 ) returns setof boolean
 language sql
 stable
@@ -35,12 +38,21 @@ as $$
                     where s.tenant_id = tenant and s.session_key = session and s.tier = any(tiers)
                 )
             ))
+        and (tools is null and tool_statuses is null or exists (
+                select from memory.turns as t
+                where t.tenant_id = tenant and t.turn_id = turn and t.role = 'tool'
+                    and (tool_statuses is null or t.metadata ->> 'tool_status' = any(tool_statuses))
+                    and (tools is null or memory_internal._tool_name(
+                        memory_internal._tool_result_call(tenant, session, t.position, t.tool_call_id), t.metadata, t.speaker
+                    ) = any(tools))
+            ))
 $$;
 
 comment on function memory_internal._turn_filter(
-    text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[]
+    text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[], text[], text[]
 ) is
-'Internal: one row when a turn passes recall''s time, source, session and tier filters (null filters pass).';
+'Internal: one row when a turn passes recall''s time, source, session, tier and tool filters (null filters '
+'pass).';
 
 -- The statement of a nearest-vector list over chunk_embeddings or session_embeddings ("e"): the query
 -- vector is $1, the tenant $2, the list's length $8 (other filters' parameters as
@@ -112,7 +124,8 @@ begin
     select c.turn_id, c.chunk_no
     from memory.chunks as c
     cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, since, until,
-                                                    _full_text_candidates.source, q.entity_sessions, tiers)
+                                                    _full_text_candidates.source, q.entity_sessions, tiers, q.tools,
+                                                    q.tool_statuses)
     cross join lateral memory_internal._chunk_bm25(c.tsv, c.length, c.context_length, q.lexemes, q.idf, v_k1, v_b,
                                                    q.avg_length, v_context_weight) as s
     where c.tenant_id = tenant and c.tsv @@ q.generating
@@ -188,9 +201,8 @@ declare
 begin
     if q.generating is not null then
         select array_agg(l.turn_id), array_agg(l.chunk_no) into v_lex_keys, v_lex_chunks
-        from memory_internal._full_text_candidates(
-            tenant, _candidate_chunks.agent_id, since, until, _candidate_chunks.source, q, settings, tiers
-        ) as l;
+        from memory_internal._full_text_candidates(tenant, _candidate_chunks.agent_id, since, until,
+                                                   _candidate_chunks.source, q, settings, tiers) as l;
     end if;
 
     if query_vector is not null then
@@ -204,11 +216,11 @@ begin
             'chunk_embeddings', array['turn_id', 'chunk_no'], recall_model, vector_dims(query_vector), v_exact,
             case when coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is not null
                       or since is not null or until is not null or q.entity_sessions is not null
-                      or tiers is not null then $filter$
+                      or tiers is not null or q.tools is not null or q.tool_statuses is not null then $filter$
                 and exists (
                     select from memory.chunks as c
                     cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, $4, $5, $6, $7,
-                                                                    $9)
+                                                                    $9, ($10).tools, ($10).tool_statuses)
                     where c.tenant_id = e.tenant_id and c.turn_id = e.turn_id and c.chunk_no = e.chunk_no
                         and memory_internal._visible_to($3, $10, c.agent_id, c.session_key, c.turn_id)
                 )$filter$
@@ -256,7 +268,7 @@ begin
         cross join lateral (
             select c.turn_id, c.chunk_no from memory.chunks as c
             cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, since, until, null,
-                                                            q.entity_sessions, tiers)
+                                                            q.entity_sessions, tiers, q.tools, q.tool_statuses)
             left join memory.chunk_embeddings as e
                 on c.tenant_id = e.tenant_id and c.turn_id = e.turn_id and c.chunk_no = e.chunk_no and e.model = recall_model
             where c.tenant_id = tenant and c.session_key = found.session_key
@@ -274,7 +286,8 @@ begin
     from memory.memories as m
     inner join memory.chunks as c on m.tenant_id = c.tenant_id and m.turn_id = c.turn_id and c.chunk_no = 0
     cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, since, until,
-                                                    _candidate_chunks.source, q.entity_sessions, tiers)
+                                                    _candidate_chunks.source, q.entity_sessions, tiers, q.tools,
+                                                    q.tool_statuses)
     where m.tenant_id = tenant
         and (
             m.memory_id in (
