@@ -26,7 +26,7 @@ Kind: TypeAlias = Literal["fact", "preference", "rule", "decision", "skill", "ev
 EntityMode: TypeAlias = Literal["any", "all"]
 Tier: TypeAlias = Literal["hot", "warm", "cold"]
 ToolStatus: TypeAlias = Literal["success", "error", "timeout"]
-RetainedData: TypeAlias = Literal["sessions", "memories"]
+RetainedData: TypeAlias = Literal["sessions", "memories", "tool_results"]
 # JSON the caller passes (metadata, weights): any mapping or sequence of JSON values.
 JsonInput: TypeAlias = Mapping[str, "JsonInput"] | Sequence["JsonInput"] | str | int | float | bool | None
 # A message for memory.commit: {role, content, id?, created_at?, name?, tool_calls?, tool_call_id?, tokens?,

@@ -200,8 +200,9 @@ class Methods:
         agent_id: str | None = None,
         statuses: Sequence[results.MemoryStatus] | None = None,
     ) -> results.RetentionPolicy:
-        """Adds a retention policy: sessions or memories (of an agent, a tier, statuses) go when unused for
-        longer than max_age and not among their agent's keep_last newest (memory.set_retention)."""
+        """Adds a retention policy: sessions or memories (of an agent, a tier, statuses) go, or what tool results
+        said is cleared (tool_results), when unused for longer than max_age and not among their agent's keep_last
+        newest (memory.set_retention)."""
         return self._run(calls.set_retention(data, max_age, keep_last, tier, agent_id, statuses))
 
     def list_retention_policies(self) -> list[results.RetentionPolicy]:

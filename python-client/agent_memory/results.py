@@ -373,13 +373,15 @@ class RetentionPolicy:
 
 @dataclass(frozen=True)
 class RetentionItem:
-    """memory.retention_preview: a session or memory the next maintenance archives and removes, and why."""
+    """memory.retention_preview: a session or memory the next maintenance archives and removes, or a tool result
+    (turn_id) whose words it clears, and why."""
 
     policy_id: int
     data: str
     agent_id: str
     session_id: str | None
     memory_id: int | None
+    turn_id: int | None
     tier: str
     last_used: datetime
     reason: str

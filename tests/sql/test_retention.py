@@ -62,7 +62,9 @@ def test_sessions_unused_longer_than_max_age_go_and_the_dry_run_says_so(db):
         (policy, "sessions", "search", None, "unused for more than 90 days"),
     ]
     dry_run = {row[2] or row[3] for row in preview(db)}
-    assert maintain(db) == {"default": {"archive_id": 1, "sessions": 2, "turns": 6, "memories": 2}}  # words too
+    assert maintain(db) == {
+        "default": {"archive_id": 1, "sessions": 2, "turns": 6, "memories": 2, "tool_results": 0}
+    }  # words too
     assert sessions(db) == ["auth"]
     remaining = {row[0] for row in db.execute("select memory_id from memory.memories").fetchall()}
     assert dry_run == {"billing", "search", *({1, 2, 3} - remaining)}
@@ -126,7 +128,10 @@ def test_the_archive_holds_what_went_and_imports_back(db):
     assert db.execute("select count(*) from memory.recall('billing cluster')").fetchone() == (0,)
     archive = db.execute("select archive_id, removed, records, bytes, sha256 from memory.list_archives()").fetchone()
     # The turns: the session's two and the words of the memory extracted from it (not indexed yet: 2 chunks).
-    assert archive[1:3] == ({"sessions": 1, "turns": 3, "chunks": 2, "memories": 1, "entities": 1}, 5)
+    assert archive[1:3] == (
+        {"sessions": 1, "turns": 3, "chunks": 2, "memories": 1, "entities": 1, "tool_results": 0},
+        5,
+    )
     (data,) = db.execute("select memory.archive(%s)", (archive[0],)).fetchone()
     assert (len(data), data[:2]) == (archive[3], b"\x1f\x8b")
     records = [json.loads(line) for line in gzip.decompress(data).decode().splitlines()]
@@ -258,7 +263,10 @@ def test_an_application_reads_archives_but_cannot_write_them(db, logins):
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        ("memory.set_retention('turns', max_age => '1 day')", "retention covers sessions or memories, got turns"),
+        (
+            "memory.set_retention('turns', max_age => '1 day')",
+            "retention covers sessions, memories or tool_results, got turns",
+        ),
         ("memory.set_retention('sessions')", "needs max_age or keep_last"),
         ("memory.set_retention('sessions', max_age => '-1 day')", "max_age must be positive"),
         ("memory.set_retention('sessions', keep_last => -1)", "keep_last must be 0 or more"),

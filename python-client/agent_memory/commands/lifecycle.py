@@ -149,7 +149,8 @@ COMMANDS: tuple[Command, ...] = (
             Option("statuses", "memories only: only of this status (repeatable)", repeat=True, choices=STATUSES),
         ),
         show=said(lambda args, policy: f"retention policy {policy.policy_id} added"),
-        description="An item goes when it is over every limit its policy sets.",
+        description="An item goes when it is over every limit its policy sets. tool_results: what tool results said is"
+        " cleared (archived first), sooner than the conversation around them if the policy says so.",
     ),
     Command(
         "drop_retention",
@@ -171,7 +172,7 @@ COMMANDS: tuple[Command, ...] = (
         "what the next `call memory.maintain()` archives and removes",
         (Option("at", "as if maintenance ran then (ISO 8601)", type=datetime.fromisoformat),),
         show=table(
-            ["policy_id", "data", "agent_id", "session_id", "memory_id", "tier", "last_used", "reason"],
+            ["policy_id", "data", "agent_id", "session_id", "memory_id", "turn_id", "tier", "last_used", "reason"],
             "nothing would go",
         ),
     ),

@@ -270,7 +270,7 @@ stable
 as $$
     with given as (
         select m.n, m.message ->> 'id' as message_id,
-               sha256(convert_to(memory_internal._message_text(m.message), 'UTF8')) as content_sha256
+               memory_internal._message_sha256(m.message, memory_internal._message_text(m.message)) as content_sha256
         from jsonb_array_elements(messages) with ordinality as m (message, n)
     ),
     numbered as (
@@ -590,7 +590,8 @@ begin
         );
     else
         raise exception 'agent_memory: unknown record "%" (expected header, session, memory, memory_merge, '
-            'memory_supersession, entity, entity_state or feedback)', v_kind using errcode = 'invalid_parameter_value';
+            'memory_supersession, entity, entity_state, feedback or tool_result)', v_kind
+            using errcode = 'invalid_parameter_value';
     end if;
     get diagnostics v_rows = row_count;
     return case when v_rows > 0 then 'imported' else 'unchanged' end;
@@ -599,6 +600,53 @@ $$;
 
 comment on function memory_internal._import_other(text, jsonb) is
 'Internal: stores one merge, entity, entity state or feedback record of an import (memory.import_tenant).';
+
+-- What tool results said, as retention archives it before clearing it (data tool_results): a record per turn,
+-- which an import puts back.
+create or replace function memory_internal._tool_result_records(tenant text, turns bigint[]) returns setof jsonb
+language sql
+stable
+as $$
+    select jsonb_build_object('record', 'tool_result', 'turn', memory_internal._turn_ref(tenant, t.turn_id),
+                              'content', t.content)
+    from memory.turns as t
+    where t.tenant_id = tenant and t.turn_id = any(turns)
+    order by t.turn_id
+$$;
+
+comment on function memory_internal._tool_result_records(text, bigint[]) is
+'Internal: export records of what tool results said, {record: tool_result, turn, content}, as retention '
+'archives them.';
+
+-- A tool_result record imported: the words retention cleared from that turn come back (the same words: their
+-- hash is the turn's), and its session is queued for enrichment. Anything else is left as it is.
+create or replace function memory_internal._import_tool_result(tenant text, r jsonb) returns text
+language plpgsql
+as $$
+declare
+    v_turn bigint := memory_internal._imported_turn(tenant, r -> 'turn');
+    v_session bigint;
+begin
+    if jsonb_typeof(r -> 'content') is distinct from 'string' or jsonb_typeof(r -> 'turn') is distinct from 'array' then
+        raise exception 'agent_memory: a tool_result record needs "turn" ([agent_id, session_id, n]) and "content" (text)'
+            using errcode = 'invalid_parameter_value';
+    end if;
+    update memory.turns as t
+    set content = r ->> 'content', metadata = t.metadata - 'content_removed_at' - 'content_sha256'
+    where t.tenant_id = tenant and t.turn_id = v_turn and t.metadata ? 'content_removed_at'
+        and t.content_sha256 = sha256(convert_to(r ->> 'content', 'UTF8'))
+    returning t.session_key into v_session;
+    if v_session is null then
+        return 'unchanged';
+    end if;
+    insert into memory.jobs (tenant_id, kind, session_key) values (tenant, 'enrich', v_session)
+    on conflict (tenant_id, kind, session_key) where status = 'queued' do nothing;
+    return 'imported';
+end
+$$;
+
+comment on function memory_internal._import_tool_result(text, jsonb) is
+'Internal: puts back the words retention cleared from a tool result (a tool_result record of an archive).';
 
 -- Whether this transaction's import tables exist (false: none yet). They live in the caller's session, whose
 -- temporary schema the caller may write: each must be an ordinary table the import made (owned by the role it
@@ -697,6 +745,7 @@ begin
             v_outcome := case v_kind
                 when 'session' then memory_internal._import_session(v_tenant, v_record, allow_forgotten)
                 when 'memory' then memory_internal._import_memory(v_tenant, v_record)
+                when 'tool_result' then memory_internal._import_tool_result(v_tenant, v_record)
                 else memory_internal._import_other(v_tenant, v_record)
             end;
             insert into pg_temp._agent_memory_import_counts as c (record_type, imported, unchanged, forgotten)
@@ -717,7 +766,7 @@ begin
     insert into pg_temp._agent_memory_import_records (records) values (v_before + jsonb_array_length(records));
     return query select c.record_type, c.imported, c.unchanged, c.forgotten from pg_temp._agent_memory_import_counts as c
     order by array_position(array['session', 'memory', 'memory_merge', 'memory_supersession', 'entity', 'entity_state',
-                                  'feedback'],
+                                  'feedback', 'tool_result'],
                             c.record_type);
 end
 $$;
@@ -726,7 +775,8 @@ comment on function memory.import_tenant(jsonb, boolean) is
 'Stores records of memory.export_tenant (a JSON array; lines of memory.export count as session records) in '
 'this tenant, all or nothing: sessions as memory.commit does (queued for enrichment; a session it creates gets '
 'back its tier, summary and each turn''s trust and access count), memories with their evidence and supersede '
-'chain, merges, supersessions, entities, entity states and feedback. What is here already is left as it is, '
+'chain, merges, supersessions, entities, entity states and feedback, and the words of tool results retention '
+'cleared (tool_result records of an archive). What is here already is left as it is, '
 'so importing again changes nothing. A forgotten session is skipped unless allow_forgotten. An export sent in several '
 'calls must be imported in one transaction: memories are mapped to their ids here for the records after '
 'them, and an error names a record by its number among all the transaction''s records. Returns per record '

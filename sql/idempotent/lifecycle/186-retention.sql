@@ -33,8 +33,8 @@ as $$
 declare
     v_policy memory.retention_policies;
 begin
-    if data is null or data not in ('sessions', 'memories') then
-        raise exception 'agent_memory: retention covers sessions or memories, got %', coalesce(data, 'null')
+    if data is null or data not in ('sessions', 'memories', 'tool_results') then
+        raise exception 'agent_memory: retention covers sessions, memories or tool_results, got %', coalesce(data, 'null')
             using errcode = 'invalid_parameter_value';
     elsif max_age is null and keep_last is null then
         raise exception 'agent_memory: a retention policy needs max_age or keep_last (or both)'
@@ -67,10 +67,12 @@ end
 $$;
 
 comment on function memory.set_retention(text, interval, integer, text, text, text[]) is
-'Adds a retention policy for this tenant: data sessions or memories, of agent_id (null: every agent), only '
-'those in tier and (memories) of statuses if given; an item goes when it is over every limit set: unused for '
-'longer than max_age, and not among its agent''s keep_last newest that the policy covers. memory.maintain() '
-'archives and removes what the policies select (memory.retention_preview shows it).';
+'Adds a retention policy for this tenant: data sessions, memories or tool_results, of agent_id (null: every '
+'agent), only those in tier and (memories) of statuses if given; an item goes when it is over every limit set: '
+'unused for longer than max_age, and not among its agent''s keep_last newest that the policy covers. '
+'memory.maintain() archives and removes what the policies select (memory.retention_preview shows it): a session '
+'or memory with everything derived from it; a tool result''s words alone (the turn stays, marked '
+'metadata.content_removed_at, so a commit of the same conversation still skips it).';
 
 create or replace function memory.drop_retention(policy_id bigint) returns boolean
 language sql
@@ -99,9 +101,10 @@ comment on function memory.list_retention_policies() is 'The retention policies 
 
 -- What a tenant's policies select at a time: each item once, under the first policy that selects it, and
 -- the memories extracted from selected sessions alone (they go with them).
+drop function if exists memory_internal._retention_items(text, timestamptz);
 create or replace function memory_internal._retention_items(tenant text, at timestamptz)
 returns table (
-    policy_id bigint, data text, agent_id text, session_key bigint, memory_id bigint, tier text,
+    policy_id bigint, data text, agent_id text, session_key bigint, memory_id bigint, turn_id bigint, tier text,
     last_used timestamptz, reason text
 )
 language sql
@@ -109,14 +112,22 @@ stable
 as $$
     with items as (
         select case i.item when 'session' then 'sessions' else 'memories' end as data, i.agent_id, i.session_key,
-               i.memory_id, i.tier, i.status, i.last_used
+               i.memory_id, null::bigint as turn_id, i.tier, i.status, i.last_used
         from memory_internal._lifecycle_items(tenant, null) as i
+        union all
+        -- Tool results whose words are still there, in their session's tier, last used when said or recalled.
+        select 'tool_results', t.agent_id, t.session_key, null, t.turn_id, s.tier, null,
+               greatest(t.created_at, t.last_accessed_at)
+        from memory.turns as t
+        inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
+        where t.tenant_id = tenant and t.role = 'tool' and not t.metadata ? 'content_removed_at'
+            and exists (select from memory.retention_policies as p where p.tenant_id = tenant and p.data = 'tool_results')
     ),
     covered as (
         select p.policy_id, p.max_age, p.keep_last, i.*,
                row_number() over (
                    partition by p.policy_id, i.agent_id
-                   order by i.last_used desc, coalesce(i.session_key, i.memory_id) desc
+                   order by i.last_used desc, coalesce(i.turn_id, i.session_key, i.memory_id) desc
                ) as place
         from memory.retention_policies as p
         inner join items as i
@@ -125,15 +136,15 @@ as $$
         where p.tenant_id = tenant
     ),
     selected as (
-        select distinct on (c.data, coalesce(c.session_key, c.memory_id))
-            c.policy_id, c.data, c.agent_id, c.session_key, c.memory_id, c.tier, c.last_used,
+        select distinct on (c.data, coalesce(c.turn_id, c.session_key, c.memory_id))
+            c.policy_id, c.data, c.agent_id, c.session_key, c.memory_id, c.turn_id, c.tier, c.last_used,
             concat_ws(' and ',
                       case when c.max_age is not null then format('unused for more than %s', c.max_age) end,
                       case when c.keep_last is not null then format('not among the agent''s newest %s', c.keep_last) end
             ) as reason
         from covered as c
         where (c.max_age is null or c.last_used < at - c.max_age) and (c.keep_last is null or c.place > c.keep_last)
-        order by c.data, coalesce(c.session_key, c.memory_id), c.policy_id
+        order by c.data, coalesce(c.turn_id, c.session_key, c.memory_id), c.policy_id
     ),
     -- Memories extracted from the selected sessions' turns alone, as forgetting those sessions removes them.
     extracted as (
@@ -150,9 +161,13 @@ as $$
         )) as x (memory_id)
     )
 
-    select * from selected
+    -- A tool result of a session that goes goes with it.
+    select * from selected as x
+    where x.data <> 'tool_results' or not exists (
+        select from selected as s where s.data = 'sessions' and s.session_key = x.session_key
+    )
     union all
-    select e.policy_id, 'memories', m.agent_id, null, m.memory_id, m.tier, greatest(m.recorded_at, m.used_at),
+    select e.policy_id, 'memories', m.agent_id, null, m.memory_id, null, m.tier, greatest(m.recorded_at, m.used_at),
            'extracted from sessions that go'
     from extracted as e
     inner join memory.memories as m on m.tenant_id = tenant and m.memory_id = e.memory_id
@@ -160,33 +175,55 @@ as $$
 $$;
 
 comment on function memory_internal._retention_items(text, timestamptz) is
-'Internal: the sessions and memories a tenant''s retention policies select at a time, with the policy and '
-'the reason (memory.retention_preview, memory.maintain).';
+'Internal: the sessions, memories and tool results a tenant''s retention policies select at a time, with the '
+'policy and the reason (memory.retention_preview, memory.maintain).';
 
 create or replace function memory.retention_preview(at timestamptz default pg_catalog.now())
 returns table (
-    policy_id bigint, data text, agent_id text, session_id text, memory_id bigint, tier text,
+    policy_id bigint, data text, agent_id text, session_id text, memory_id bigint, turn_id bigint, tier text,
     last_used timestamptz, reason text
 )
 language sql
 stable
 as $$
-    select i.policy_id, i.data, i.agent_id, s.session_id, i.memory_id, i.tier, i.last_used, i.reason
+    select i.policy_id, i.data, i.agent_id, s.session_id, i.memory_id, i.turn_id, i.tier, i.last_used, i.reason
     from memory_internal._retention_items(memory.current_tenant(), retention_preview.at) as i
     left join memory.sessions as s on s.tenant_id = memory.current_tenant() and s.session_key = i.session_key
-    order by i.data desc, i.agent_id, i.last_used, coalesce(i.session_key, i.memory_id)
+    order by i.data = 'tool_results', i.data desc, i.agent_id, i.last_used, coalesce(i.turn_id, i.session_key, i.memory_id)
 $$;
 
 comment on function memory.retention_preview(timestamptz) is
-'The dry run of retention: the sessions and memories of this tenant that memory.maintain() would archive and '
-'remove (at: as if it ran then), each with the policy that selects it and why.';
+'The dry run of retention: the sessions, memories and tool results (turn_id) of this tenant that '
+'memory.maintain() would archive and remove (at: as if it ran then), each with the policy that selects it and '
+'why.';
+
+-- What a tool result said, cleared: its words, chunks (with their vectors), the caller's vector and mentions
+-- go; the turn stays with its content's hash (a commit of the same conversation skips it), in its metadata
+-- too (content_removed_at, content_sha256: an export of it, committed or imported again, is that turn).
+create or replace function memory_internal._clear_tool_results(tenant text, turns bigint[]) returns void
+language sql
+volatile
+as $$
+    delete from memory.entity_mentions as e where e.tenant_id = tenant and e.turn_id = any(turns);
+    delete from memory.chunks as c where c.tenant_id = tenant and c.turn_id = any(turns);
+    update memory.turns as t
+    set content = '', client_embedding = null,
+        metadata = t.metadata || jsonb_build_object('content_removed_at', pg_catalog.now(),
+                                                    'content_sha256', encode(t.content_sha256, 'hex'))
+    where t.tenant_id = tenant and t.turn_id = any(turns);
+$$;
+
+comment on function memory_internal._clear_tool_results(text, bigint[]) is
+'Internal: removes what tool results said (words, chunks, mentions), keeping the turns and their content hash '
+'(retention of tool_results).';
 
 -- Applies a tenant's retention, at most batch items a run (the least recently used first): archives what
 -- its policies select, then removes it (sessions with everything derived from them, memories with the turns
--- that carry their words when no other memory has them). Rows are locked in the order forgets take them
--- (sessions, each agent's session of remembered words last, then memories) and the selection is made again
--- once they are: a session written to meanwhile stays. Runs as the tenant, so that what removal reads of
--- the settings is the tenant's. Returns the archive's id and counts, or null when nothing goes.
+-- that carry their words when no other memory has them, what tool results said). Rows are locked in the
+-- order forgets take them (sessions, each agent's session of remembered words last, then memories) and the
+-- selection is made again once they are: a session written to meanwhile stays. Runs as the tenant, so that
+-- what removal reads of the settings is the tenant's. Returns the archive's id and counts, or null when
+-- nothing goes.
 create or replace function memory_internal._apply_retention(tenant text, at timestamptz, batch integer)
 returns jsonb
 language plpgsql
@@ -196,6 +233,7 @@ declare
     v_policies bigint[];
     v_sessions bigint[];
     v_memories bigint[];
+    v_results bigint[];
     v_words bigint[];
     v_entities bigint[];
     v_session bigint;
@@ -208,13 +246,16 @@ begin
     perform pg_catalog.set_config('memory.tenant_id', tenant, true);
     for attempt in 1..2 loop
         select coalesce(array_agg(distinct i.policy_id order by i.policy_id), '{}'),
-               coalesce(array_agg(i.session_key order by i.session_key) filter (where i.session_key is not null), '{}'),
-               coalesce(array_agg(i.memory_id order by i.memory_id) filter (where i.memory_id is not null), '{}')
-        into v_policies, v_sessions, v_memories
+               coalesce(array_agg(i.session_key order by i.session_key) filter (where i.data = 'sessions'), '{}'),
+               coalesce(array_agg(i.memory_id order by i.memory_id) filter (where i.memory_id is not null), '{}'),
+               coalesce(array_agg(i.turn_id order by i.turn_id) filter (where i.turn_id is not null), '{}')
+        into v_policies, v_sessions, v_memories, v_results
         from (
             select * from memory_internal._retention_items(tenant, at) as x
-            where attempt = 1 or x.session_key = any(v_sessions) or x.memory_id = any(v_memories)
-            order by x.reason = 'extracted from sessions that go', x.last_used, coalesce(x.session_key, x.memory_id)
+            where attempt = 1 or x.data = 'sessions' and x.session_key = any(v_sessions) or x.memory_id = any(v_memories)
+                or x.turn_id = any(v_results)
+            order by x.reason = 'extracted from sessions that go', x.last_used,
+                coalesce(x.turn_id, x.session_key, x.memory_id)
             limit batch
         ) as i;
         exit when attempt = 2 or cardinality(v_policies) = 0;
@@ -249,7 +290,7 @@ begin
     for update;
     perform from memory.turns as t
     where t.tenant_id = tenant and (
-        t.session_key = any(v_sessions)
+        t.session_key = any(v_sessions) or t.turn_id = any(v_results)
         or t.turn_id in (select m.turn_id from memory.memories as m where m.tenant_id = tenant and m.memory_id = any(v_memories))
     )
     order by t.turn_id
@@ -279,7 +320,7 @@ begin
     where t.tenant_id = tenant and (t.session_key = any(v_sessions) or t.turn_id = any(v_words));
     v_lines := array(
         select r::text from memory_internal._export_records(tenant, v_sessions, v_memories, v_entities) as r
-    );
+    ) || array(select r::text from memory_internal._tool_result_records(tenant, v_results) as r);
     v_data := memory_internal._gzip_lines(v_lines);
 
     foreach v_session in array v_sessions loop
@@ -287,16 +328,18 @@ begin
     end loop;
     delete from memory.memories as m where m.tenant_id = tenant and m.memory_id = any(v_memories);
     perform from memory_internal._forget_turns(tenant, v_words);
+    perform memory_internal._clear_tool_results(tenant, v_results);
 
     insert into memory.archives as a (tenant_id, policies, removed, records, data, sha256)
     values (tenant, v_policies,
             jsonb_build_object('sessions', cardinality(v_sessions), 'turns', v_turns, 'chunks', v_chunks,
-                               'memories', cardinality(v_memories), 'entities', cardinality(v_entities)),
+                               'memories', cardinality(v_memories), 'entities', cardinality(v_entities),
+                               'tool_results', cardinality(v_results)),
             cardinality(v_lines), v_data, sha256(v_data))
     returning a.archive_id into v_archive;
     perform pg_catalog.set_config('memory.tenant_id', coalesce(v_caller, ''), true);
     return jsonb_build_object('archive_id', v_archive, 'sessions', cardinality(v_sessions), 'turns', v_turns,
-                              'memories', cardinality(v_memories));
+                              'memories', cardinality(v_memories), 'tool_results', cardinality(v_results));
 end
 $$;
 

@@ -224,6 +224,22 @@ $$;
 comment on function memory_internal._checked_messages(json, integer, integer) is
 'Internal: a commit''s messages as jsonb, or an error naming the first message that is not acceptable.';
 
+-- The hash a message's words are matched by: of its text, or for a tool result whose words retention cleared
+-- (an export of it: no content, metadata content_removed_at and content_sha256) the hash its words had.
+create or replace function memory_internal._message_sha256(message jsonb, content text) returns bytea
+language sql
+immutable
+as $$
+    select case when content = '' and message #> '{metadata,content_removed_at}' is not null
+                     and message #>> '{metadata,content_sha256}' ~ '^[0-9a-f]{64}$'
+                then decode(message #>> '{metadata,content_sha256}', 'hex')
+                else sha256(convert_to(content, 'UTF8')) end
+$$;
+
+comment on function memory_internal._message_sha256(jsonb, text) is
+'Internal: the hash a message''s words are matched by (that of its text, or the hash kept with a tool result '
+'whose words retention cleared).';
+
 -- The messages of a commit that its session does not hold yet, stored as turns after its last one: how many,
 -- and how many are longer than indexing reads (index_max_chunks x chunk_chars: stored whole, indexed in part).
 create or replace function memory_internal._add_turns(
@@ -242,7 +258,7 @@ begin
         from parsed as p
     ),
     incoming as (
-        select x.*, sha256(convert_to(x.content, 'UTF8')) as content_sha256 from texts as x
+        select x.*, memory_internal._message_sha256(x.message, x.content) as content_sha256 from texts as x
     ),
     fresh as (
         select i.* from incoming as i
