@@ -29,7 +29,7 @@ begin
                 'memory_internal._chunk_bm25(tsvector, integer, integer, text[], float8[], float8, float8, float8, float8)'
                 ::regprocedure,
                 'memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[], text[],'
-                ' text[])'::regprocedure,
+                ' text[], text)'::regprocedure,
                 'memory_internal._turn_memory(text, bigint, timestamptz, boolean)'::regprocedure,
                 'memory_internal._visible_to(text, memory_internal._recall_query, text, bigint, bigint)'::regprocedure,
                 'memory_internal._setting_definitions()'::regprocedure
@@ -163,7 +163,9 @@ begin
     memory.summaries to memory_observer;
     -- What the full-text list inlines (the planner inlines a function only for a role that may run it).
     grant execute on function
-    memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[], text[], text[]),
+    memory_internal._turn_filter(
+        text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[], text[], text[], text
+    ),
     memory_internal._tool_result_call(text, bigint, integer, text), memory_internal._tool_name(jsonb, jsonb, text),
     memory_internal._chunk_bm25(tsvector, integer, integer, text[], float8[], float8, float8, float8, float8),
     memory_internal._bm25_term(float8, float8, float8, float8, float8, float8),

@@ -16,6 +16,7 @@ read(text, today) returns the request's filters as a dict that memory.query turn
   tools, tool_statuses, min_duration_ms  tool executions of tools, of a status ("failed": error, "timed out",
                   "successful"), as slow as ("slower than 2 s", "slow": a second or more)
   agent_id        "by agent X", "agent X"
+  run_id          "in run X", "during run X", "run_id X": one run (one task or process) of an agent
   period          [first day, day after the last], read as recall reads one (agent_memory_db.periods)
   order           importance (memories' default, "most important"), newest ("recent", "latest", "last 5"),
                   oldest ("oldest", "first 5") or slowest (tool executions)
@@ -136,6 +137,7 @@ PATTERNS: list[tuple[str, str]] = [
     ),
     (r"\"(?P<quoted>[^\"]+)\"", "quoted"),
     (r"\b(?:by|from|for|of)?\s*agent\s+(?P<agent>[\w.@:-]+)", "agent"),
+    (r"\b(?:(?:in|during|from|of|for)\s+(?:the\s+)?run|run_id\s*[=:]?)\s+(?P<run>[\w.@:-]+)", "run"),
     (
         r"\bimportance\s*(?:(?P<min>>=?|at\s+least|above|over|of\s+at\s+least)|(?P<max><=?|at\s+most|below|under))"
         r"\s*(?P<value>[01](?:\.\d+)?|\.\d+)",
@@ -181,7 +183,7 @@ _KEYWORDS = (
     set(FILLER) - {"the", "a", "an", "of", "on"}
     | NOUNS
     | set(STATUSES) | set(NEWEST) | set(OLDEST)
-    | {"tagged", "mentioning", "containing", "saying", "top", "limit", "first", "last", "agent", "importance"}
+    | {"tagged", "mentioning", "containing", "saying", "top", "limit", "first", "last", "agent", "run", "importance"}
     | {"important", "critical", "today", "yesterday", "this", "past", "since", "before", "until"}
 )  # fmt: skip
 
@@ -275,6 +277,9 @@ def _filter(reading: _Reading, rule: str, match: re.Match[str]) -> str | None:
     if rule == "agent":
         f["agent_id"] = match["agent"]
         return f"agent_id: {match['agent']}"
+    if rule == "run":
+        f["run_id"] = match["run"]
+        return f"run_id: {match['run']}"
     return _bound_or_order(reading, rule, match)
 
 
@@ -487,7 +492,7 @@ these keys (leave out what the request does not ask for):
   "about": [subjects or words], "containing": [words the text contains]
   "roles": turn roles, of user, assistant, system, tool
   "tools": [tool names]; "tool_statuses": of success, error, timeout; "min_duration_ms": a whole number
-  "agent_id": the agent named
+  "agent_id": the agent named; "run_id": the run (one task or process) named
   "period": [first day, day after the last], ISO dates, relative to today
   "order": "importance" (memories), "newest", "oldest" or "slowest" (tool executions); "k": how many, 1..1000
   "not_understood": [words of the request no key above can express]"""
@@ -556,7 +561,7 @@ def from_llm(answer: dict) -> dict[str, Any]:
             if not isinstance(value, dict) or not value or set(value) - {"all", "any"}:
                 raise ValueError(f'tags must be {{"all": [...]}} or {{"any": [...]}}, got {value!r}')
             filters[key] = {mode: _strings(tags, "tags") for mode, tags in value.items()}
-        elif key in ("min_duration_ms", "agent_id", "period", "order", "k"):
+        elif key in ("min_duration_ms", "agent_id", "run_id", "period", "order", "k"):
             filters[key] = _checked_scalar(key, value)
         else:
             raise ValueError(f"unknown filter {key!r}")
@@ -572,8 +577,8 @@ def _checked_scalar(key: str, value: Any) -> Any:
         return _checked_period(value)
     if key == "min_duration_ms" and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
         raise ValueError(f"min_duration_ms must be a whole number of milliseconds, got {value!r}")
-    if key == "agent_id" and not (isinstance(value, str) and value.strip()):
-        raise ValueError(f"agent_id must be a name, got {value!r}")
+    if key in ("agent_id", "run_id") and not (isinstance(value, str) and value.strip()):
+        raise ValueError(f"{key} must be a name, got {value!r}")
     if key == "order" and value not in ("importance", "newest", "oldest", "slowest"):
         raise ValueError(f"order must be importance, newest, oldest or slowest, got {value!r}")
     if key == "k" and (isinstance(value, bool) or not isinstance(value, int)):

@@ -81,6 +81,7 @@ class CommitOptions(TypedDict, total=False):
     metadata: Mapping[str, JsonInput] | None
     enrich: Enrich | None
     allow_forgotten: bool | None  # store again a session memory.forget removed
+    run_id: str | None  # the run (one task or process of the agent) the session belongs to
 
 
 class RecallFilters(TypedDict, total=False):
@@ -99,6 +100,7 @@ class RecallFilters(TypedDict, total=False):
     tags: Sequence[str] | None  # only curated memories with one of these tags (default: the setting recall_tags)
     tools: Sequence[str] | None  # only tool results of these tools (default: the setting recall_tools)
     tool_statuses: Sequence[ToolStatus] | None  # only tool results with these statuses (recall_tool_statuses)
+    run_id: str | None  # only the sessions and memories of this run (default: the setting recall_run_id)
 
 
 class RecallOptions(RecallFilters, total=False):
@@ -188,6 +190,7 @@ class MemoryOptions(TypedDict, total=False):
     evidence: Sequence[int] | None
     status: Literal["active", "ongoing", "pending"] | None
     shared: bool | None  # shared with every agent of the tenant (None: as the version of its key it supersedes)
+    run_id: str | None  # the run (one task or process of the agent) it is remembered in
 
 
 class MemoryFilters(TypedDict, total=False):
@@ -203,6 +206,7 @@ class MemoryFilters(TypedDict, total=False):
     k: int | None
     key_prefix: str | None  # keys that begin with it
     memory_ids: Sequence[int] | None  # those memories alone (recall's hits' memory_id)
+    run_id: str | None  # those remembered in this run
 
 
 def remember(content: str, options: MemoryOptions) -> Call[results.Remembered]:
@@ -238,22 +242,28 @@ def memory_history(memory_id: int) -> Call[list[results.MemoryItem]]:
     return function("memory_history", _all(results.MemoryItem), memory_id=memory_id)
 
 
-def bootstrap(agent_id: str | None, max_chars: int | None, sessions: int | None) -> Call[results.Bootstrap]:
+def bootstrap(
+    agent_id: str | None, max_chars: int | None, sessions: int | None, run_id: str | None
+) -> Call[results.Bootstrap]:
     collected = _collected(results.Bootstrap, results.BootstrapItem)
-    return function("bootstrap", collected, agent_id=agent_id, max_chars=max_chars, sessions=sessions)
+    return function("bootstrap", collected, agent_id=agent_id, max_chars=max_chars, sessions=sessions, run_id=run_id)
 
 
 def context_for_task(
-    task: str, max_chars: int | None, agent_id: str | None, k: int | None
+    task: str, max_chars: int | None, agent_id: str | None, k: int | None, run_id: str | None
 ) -> Call[results.TaskContext]:
     collected = _collected(results.TaskContext, results.ContextItem)
-    return function("context_for_task", collected, task=task, max_chars=max_chars, agent_id=agent_id, k=k)
+    return function(
+        "context_for_task", collected, task=task, max_chars=max_chars, agent_id=agent_id, k=k, run_id=run_id
+    )
 
 
 def list_sessions(
-    agent_id: str | None, search: str | None, k: int | None, before: datetime | None
+    agent_id: str | None, search: str | None, k: int | None, before: datetime | None, run_id: str | None
 ) -> Call[list[results.SessionItem]]:
-    return function("list_sessions", _all(results.SessionItem), agent_id=agent_id, search=search, k=k, before=before)
+    return function(
+        "list_sessions", _all(results.SessionItem), agent_id=agent_id, search=search, k=k, before=before, run_id=run_id
+    )
 
 
 def tune_weights(agent_id: str | None, dry_run: bool) -> Call[results.WeightTuning]:

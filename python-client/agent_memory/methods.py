@@ -111,16 +111,29 @@ class Methods:
         return self._run(calls.share(memory_id, shared))
 
     def bootstrap(
-        self, *, agent_id: str | None = None, max_chars: int | None = None, sessions: int | None = None
+        self,
+        *,
+        agent_id: str | None = None,
+        max_chars: int | None = None,
+        sessions: int | None = None,
+        run_id: str | None = None,
     ) -> results.Bootstrap:
-        """Context for a new conversation within a character budget (memory.bootstrap); .text() renders it."""
-        return self._run(calls.bootstrap(agent_id, max_chars, sessions))
+        """Context for a new conversation within a character budget, of one run if given (memory.bootstrap);
+        .text() renders it."""
+        return self._run(calls.bootstrap(agent_id, max_chars, sessions, run_id))
 
     def context_for_task(
-        self, task: str, *, max_chars: int | None = None, agent_id: str | None = None, k: int | None = None
+        self,
+        task: str,
+        *,
+        max_chars: int | None = None,
+        agent_id: str | None = None,
+        k: int | None = None,
+        run_id: str | None = None,
     ) -> results.TaskContext:
-        """The turns most relevant to a task, within a character budget (memory.context_for_task)."""
-        return self._run(calls.context_for_task(task, max_chars, agent_id, k))
+        """The turns most relevant to a task, within a character budget, of one run if given
+        (memory.context_for_task)."""
+        return self._run(calls.context_for_task(task, max_chars, agent_id, k, run_id))
 
     def forget(self, session_id: str, *, agent_id: str | None = None) -> results.Forgotten:
         """Removes a session and everything derived from it, leaving a tombstone (memory.forget). Committing
@@ -161,9 +174,11 @@ class Methods:
         search: str | None = None,
         k: int | None = None,
         before: datetime | None = None,
+        run_id: str | None = None,
     ) -> list[results.SessionItem]:
-        """Sessions, most recently updated first; before: the next page (memory.list_sessions)."""
-        return self._run(calls.list_sessions(agent_id, search, k, before))
+        """Sessions, most recently updated first; before: the next page; run_id: that run's
+        (memory.list_sessions)."""
+        return self._run(calls.list_sessions(agent_id, search, k, before, run_id))
 
     def export(self, *, agent_id: str | None = None, session_id: str | None = None) -> list[results.ExportedSession]:
         """Sessions in the shape commit takes (memory.export)."""

@@ -158,6 +158,7 @@ class MemoryItem:
     origin: Literal["remember", "patterns", "llm"]
     metadata: dict[str, JsonValue]
     shared: bool  # shared with every agent of the tenant (memory.share)
+    run_id: str | None  # the run it was remembered in
 
 
 @dataclass(frozen=True)
@@ -242,7 +243,7 @@ class TaskContext:
 
 @dataclass(frozen=True)
 class SessionItem:
-    """memory.list_sessions: a session, when it started and was last updated, its turns, tier and summary."""
+    """memory.list_sessions: a session, when it started and was last updated, its turns, tier, summary and run."""
 
     session_id: str
     agent_id: str
@@ -252,6 +253,7 @@ class SessionItem:
     turns: int
     tier: str
     summary: str | None
+    run_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,26 @@ def test_recall_searches_the_tiers_asked_for(memory, db):
     assert memory.recall("signing keys", tiers=["hot"])[0].session_id == "chat-1"  # recall moved it to hot
 
 
+def test_a_run_is_written_and_kept_to(memory):
+    memory.commit("chat-1", CHAT, agent_id="bot", enrich="now", run_id="rotation")
+    memory.commit(
+        "chat-2",
+        [{"role": "user", "content": "Signing keys are in the HSM."}],
+        agent_id="bot",
+        run_id="audit",
+        enrich="now",
+    )
+    kept = memory.remember("Rotate signing keys yearly.", agent_id="bot", run_id="rotation")
+    assert kept.run_id == "rotation"
+    assert {hit.session_id for hit in memory.recall("signing keys", run_id="rotation")} == {"chat-1", "remembered"}
+    assert [s.session_id for s in memory.list_sessions(run_id="audit")] == ["chat-2"]
+    assert [m.memory_id for m in memory.list_memories(run_id="rotation")] == [kept.memory_id]
+    assert [i.session_id for i in memory.bootstrap(agent_id="bot", run_id="audit").items] == ["chat-2"]
+    assert [i.content for i in memory.context_for_task("signing keys", agent_id="bot", run_id="audit").items] == [
+        "Signing keys are in the HSM."
+    ]
+
+
 def test_explain_feedback_remember_bootstrap_forget_and_export(memory):
     memory.commit("chat-1", CHAT, agent_id="bot", enrich="now")
     candidates = memory.explain_recall("signing keys", agent_id="bot")
@@ -271,8 +291,8 @@ def test_every_agent_id_defaults_to_none():
 READS = {  # the calls that read or address stored data, with no agent given
     "recall": ("q", {}),
     "explain_recall": ("q", {}),
-    "bootstrap": (None, None, None),
-    "context_for_task": ("t", None, None, None),
+    "bootstrap": (None, None, None, None),
+    "context_for_task": ("t", None, None, None, None),
     "stats": (None,),
     "export": (None, None),
     "export_tenant": (None,),

@@ -69,6 +69,7 @@ def version(memory_id: int, content: str, status: str, ids: dict | None = None) 
         origin="remember",
         metadata={"mem0": ids or {"user_id": "alex"}},
         shared=False,
+        run_id=None,
     )
 
 

@@ -100,6 +100,11 @@ def filters(request: str) -> dict:
         ),
         ("last 5 conversations", {"target": "sessions", "k": 5}),
         ("oldest sessions by agent helper", {"target": "sessions", "order": "oldest", "agent_id": "helper"}),
+        ("decisions in run task-42", {"target": "memories", "kinds": ["decision"], "run_id": "task-42"}),
+        (
+            "failed bash calls during the run r7",
+            {"target": "tool_executions", "tools": ["bash"], "tool_statuses": ["error"], "run_id": "r7"},
+        ),
         ("most important skills", {"target": "memories", "kinds": ["skill"]}),
         ("important people", {"target": "memories", "importance": {"min": 0.7}, "entity_types": ["person"]}),
     ],

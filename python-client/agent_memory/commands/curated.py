@@ -130,6 +130,7 @@ COMMANDS: tuple[Command, ...] = (
                 tool="true: every agent of the fleet sees it too (default: you alone)",
                 tool_type=bool | None,
             ),
+            Option("run_id", "the run (one task or process) it is remembered in"),
         ),
         show=said(_remembered),
         tool=Tool(
@@ -174,6 +175,7 @@ COMMANDS: tuple[Command, ...] = (
                 at_least=1,
                 at_most=100,
             ),
+            Option("run_id", "those remembered in this run"),
         ),
         show=MEMORIES,
         tool=Tool(

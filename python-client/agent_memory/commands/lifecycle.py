@@ -73,6 +73,7 @@ COMMANDS: tuple[Command, ...] = (
             Option("search", "words in the session id or summary (any case)"),
             Option("k", "at most this many (default 50)", type=int),
             Option("before", "updated before this time (ISO 8601): the next page", type=datetime.fromisoformat),
+            Option("run_id", "that run's"),
         ),
         show=table(
             ["session_id", "updated_at", "turns", "tier", "summary"],

@@ -45,7 +45,13 @@ ENTITY_MODE = Option(
     tool_type=EntityMode,
     tool_default="any",
 )
-FILTERS = (AGENT, SINCE, UNTIL, SOURCE, ENTITIES, ENTITY_MODE)
+RUN = Option(
+    "run_id",
+    "only this run's sessions and memories",
+    tool="only the sessions and memories of this run (one task or process)",
+    tool_type=str | None,
+)
+FILTERS = (AGENT, SINCE, UNTIL, SOURCE, ENTITIES, ENTITY_MODE, RUN)
 WEIGHTS = Option("weights", "per-call settings as JSON, e.g. '{\"weight_dense\": 0.8}'")
 AS_OF = moment(
     "as_of", "what was said and held then (ISO 8601)", "answer with what was said and held at this time (ISO 8601)"
@@ -239,6 +245,7 @@ COMMANDS = (
                 at_most=100,
             ),
             Option("agent_id", EVERY_AGENT, tool=AGENT_FILTER),
+            RUN,
         ),
         show=_context("Nothing relevant is remembered."),
         tool=Tool(
@@ -256,6 +263,7 @@ COMMANDS = (
             Option("agent_id", "one agent (default: every agent of the tenant)"),
             Option("max_chars", "character budget (default: setting bootstrap_max_chars)", type=int, **BUDGET),
             Option("sessions", "how many recent sessions to draw on (default 5)", type=int),
+            Option("run_id", "only this run's memories and sessions"),
         ),
         show=_context("(nothing to bootstrap from yet)"),
         tool=Tool(

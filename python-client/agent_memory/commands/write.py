@@ -57,6 +57,12 @@ COMMANDS = (
             ),
             Option("agent_id", AGENT_WRITES),
             Option("source", "where the conversation comes from"),
+            Option(
+                "run_id",
+                "the run (one task or process) the session belongs to",
+                tool="the run (one task or process) this conversation belongs to",
+                tool_type=str | None,
+            ),
             ENRICH,
         ),
         show=said(

@@ -43,6 +43,7 @@ class CommitBody(Body):
     metadata: dict[str, Any] | None = None
     enrich: Enrich | None = None
     allow_forgotten: bool | None = None
+    run_id: str | None = None
 
 
 class RecallBody(Body):
@@ -63,6 +64,7 @@ class RecallBody(Body):
     tags: list[str] | None = None
     tools: list[str] | None = None
     tool_statuses: list[ToolStatus] | None = None
+    run_id: str | None = None
     explain: bool = Field(False, description="every candidate with its signals (memory.explain_recall) instead")
 
 
@@ -81,6 +83,7 @@ class RememberBody(Body):
     evidence: list[int] | None = None
     status: Literal["active", "ongoing", "pending"] | None = None
     shared: bool | None = None
+    run_id: str | None = None
 
 
 class FeedbackBody(Body):
@@ -98,6 +101,7 @@ class ContextBody(Body):
     max_chars: int | None = None
     agent_id: str | None = None
     k: int | None = None
+    run_id: str | None = None
 
 
 def _plain(value: Any) -> Any:
@@ -160,10 +164,11 @@ async def list_sessions(
     search: str | None = None,
     k: int | None = None,
     before: datetime | None = None,
+    run_id: str | None = None,
 ) -> Response:
     """Sessions, most recently updated first (memory.list_sessions)."""
     async with tenant(request) as memory:
-        return answer(await memory.list_sessions(agent_id=agent_id, search=search, k=k, before=before))
+        return answer(await memory.list_sessions(agent_id=agent_id, search=search, k=k, before=before, run_id=run_id))
 
 
 @router.get("/sessions/{session_id}", tags=["conversations"])
@@ -214,6 +219,7 @@ async def list_memories(
     as_of: datetime | None = None,
     k: int | None = None,
     key_prefix: str | None = None,
+    run_id: str | None = None,
 ) -> Response:
     """Memories that hold now (or at as_of, or of one status), most important first (memory.list_memories)."""
     async with tenant(request) as memory:
@@ -227,6 +233,7 @@ async def list_memories(
             as_of=as_of,
             k=k,
             key_prefix=key_prefix,
+            run_id=run_id,
         )
     return answer(found)
 
@@ -276,11 +283,16 @@ async def give_feedback(request: Request, body: FeedbackBody) -> Response:
 
 @router.get("/bootstrap", tags=["recall"])
 async def bootstrap(
-    request: Request, agent_id: AgentQuery = None, max_chars: int | None = None, sessions: int | None = None
+    request: Request,
+    agent_id: AgentQuery = None,
+    max_chars: int | None = None,
+    sessions: int | None = None,
+    run_id: str | None = None,
 ) -> Response:
     """Context for a new conversation: what holds now, then recent sessions (memory.bootstrap)."""
     async with tenant(request) as memory:
-        return answer(await memory.bootstrap(agent_id=agent_id, max_chars=max_chars, sessions=sessions))
+        found = await memory.bootstrap(agent_id=agent_id, max_chars=max_chars, sessions=sessions, run_id=run_id)
+    return answer(found)
 
 
 @router.post("/context", tags=["recall"])

@@ -54,7 +54,8 @@ select
     ) as evidence_turn_ids,
     m.origin,
     m.metadata,
-    m.shared
+    m.shared,
+    m.run_id
 from memory.memories as m
 where m.tenant_id = (select memory.current_tenant());
 
@@ -130,7 +131,7 @@ comment on function memory.get(text, text, timestamptz) is
 create or replace function memory.list_memories(
     kind text default null, agent_id text default null, subject text default null, tag text default null,
     search text default null, status text default null, as_of timestamptz default null, k integer default 100,
-    key_prefix text default null, memory_ids bigint[] default null
+    key_prefix text default null, memory_ids bigint[] default null, run_id text default null
 ) returns setof memory.memory_items
 language plpgsql
 stable
@@ -164,6 +165,7 @@ begin
         and (list_memories.search is null or strpos(lower(i.content), lower(list_memories.search)) > 0)
         and (list_memories.key_prefix is null or starts_with(i.key, list_memories.key_prefix))
         and (list_memories.memory_ids is null or i.memory_id = any(list_memories.memory_ids))
+        and (list_memories.run_id is null or i.run_id = list_memories.run_id)
         and case when list_memories.status is null then memory.memory_holds(i.status, i.valid_from, i.valid_to,
                                                                                  list_memories.as_of)
                  else i.status = list_memories.status end
@@ -172,11 +174,14 @@ begin
 end
 $$;
 
-comment on function memory.list_memories(text, text, text, text, text, text, timestamptz, integer, text, bigint[]) is
+comment on function memory.list_memories(
+    text, text, text, text, text, text, timestamptz, integer, text, bigint[], text
+) is
 'This tenant''s memories, most important then newest first, at most k (default 100): those that hold now '
 '(active or ongoing, not superseded), or those that held at as_of, or those of one status. Filters: kind, '
 'agent_id, subject (normalized as entity names), tag, search (words in the content, any case), key_prefix '
-'(keys that begin with it, case and all), memory_ids (those memories alone, as recall returned them).';
+'(keys that begin with it, case and all), memory_ids (those memories alone, as recall returned them), run_id '
+'(those remembered in that run).';
 
 -- Moves a current memory to a final status; the row after the move.
 create or replace function memory_internal._end_memory(memory_id bigint, status text, verb text)

@@ -191,9 +191,12 @@ comment on function memory_internal._held_claim(text, text, bytea, text, boolean
 'lock writers of the claim share.';
 
 -- What remember refuses, each with an error that names the problem.
+drop function if exists memory_internal._check_remember(
+    text, text, text, jsonb, text, double precision, double precision, text
+);
 create or replace function memory_internal._check_remember(
     content text, kind text, agent_id text, metadata jsonb, key text, importance double precision,
-    confidence double precision, status text
+    confidence double precision, status text, run_id text
 ) returns void
 language plpgsql
 stable
@@ -231,21 +234,23 @@ begin
     if key is not null and nullif(btrim(key), '') is null then
         raise exception 'agent_memory: a memory key cannot be blank' using errcode = 'invalid_parameter_value';
     end if;
+    perform memory_internal._check_run(run_id);
 end
 $$;
 
 comment on function memory_internal._check_remember(
-    text, text, text, jsonb, text, double precision, double precision, text
+    text, text, text, jsonb, text, double precision, double precision, text, text
 ) is
 'Internal: refuses remember''s arguments that make no memory (no content, an unknown kind or status, a '
 'pending memory with a key, no agent, metadata not an object, importance or confidence outside 0-1, a blank '
-'key), naming the problem.';
+'key or run), naming the problem.';
 
 create or replace function memory.remember(
     content text, kind text default 'fact', agent_id text default 'default', metadata jsonb default '{}',
     enrich text default 'now', key text default null, subjects text[] default '{}', tags text[] default '{}',
     importance double precision default 0.5, confidence double precision default 1, valid_from timestamptz default null,
-    evidence bigint[] default '{}', status text default 'active', shared boolean default null
+    evidence bigint[] default '{}', status text default 'active', shared boolean default null,
+    run_id text default null
 ) returns setof memory.remembered
 language plpgsql
 as $$
@@ -269,7 +274,7 @@ declare
     v_vector vector;
 begin
     perform memory_internal._check_remember(v_text, remember.kind, remember.agent_id, remember.metadata, remember.key,
-                                            remember.importance, remember.confidence, remember.status);
+                                            remember.importance, remember.confidence, remember.status, remember.run_id);
     v_subjects := memory_internal._memory_subjects(coalesce(remember.subjects, '{}'));
     v_canonical := memory_internal._memory_canonical(remember.kind, v_subjects, v_text);
     v_evidence := memory_internal._evidence_turns(remember.evidence);
@@ -314,7 +319,8 @@ begin
             where m.tenant_id = v_tenant and m.memory_id = v_before and (m.valid_to is null or m.valid_to > v_from);
         end if;
         insert into memory.memories (tenant_id, agent_id, kind, content, key, subjects, tags, importance, confidence,
-                                     status, valid_from, valid_to, canonical, turn_id, supersedes, metadata, shared)
+                                     status, valid_from, valid_to, canonical, turn_id, supersedes, metadata, shared,
+                                     run_id)
         values (v_tenant, remember.agent_id, remember.kind, v_text, v_key, v_subjects,
                 coalesce(remember.tags, '{}'), remember.importance, remember.confidence,
                 case when v_next is null then remember.status else 'superseded' end, v_from, v_next, v_canonical,
@@ -322,7 +328,7 @@ begin
                 -- A new version of a key stays shared as the one before it was, unless shared says otherwise.
                 coalesce(remember.shared,
                          (select m.shared from memory.memories as m where m.tenant_id = v_tenant and m.memory_id = v_before),
-                         false))
+                         false), remember.run_id)
         returning memory.memories.memory_id into v_id;
         perform memory_internal._add_evidence(v_tenant, v_id, v_evidence);
         -- The version after a backdated one now follows it.
@@ -362,7 +368,7 @@ $$;
 
 comment on function memory.remember(
     text, text, text, jsonb, text, text, text[], text[], double precision, double precision, timestamptz, bigint[],
-    text, boolean
+    text, boolean, text
 ) is
 'Keeps a memory of an agent: a fact, preference, rule, decision, skill, event, observation or task, with '
 'optional key, subjects (normalized as entity names), tags, importance and confidence (0-1), valid_from '
@@ -381,7 +387,8 @@ comment on function memory.remember(
 'updated; why in memory.memory_supersessions), unless it is less certain than that memory. Returns the '
 'memory and the outcome: created, updated, unchanged or merged. shared: shared with every agent of the '
 'tenant (memory.share; null: as the version of its key it supersedes, else not shared). A change is '
-'announced on memory.notification_channel().';
+'announced on memory.notification_channel(). run_id: the run (one task or process of the agent) it is '
+'remembered in, which recall, bootstrap and list_memories can keep to.';
 
 -- Facts remembered before memories had a table of their own (0.2.0) become memories, once.
 with remembered as (

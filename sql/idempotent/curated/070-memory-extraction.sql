@@ -42,6 +42,7 @@ language plpgsql
 as $$
 declare
     v_agent text := memory_internal._extraction_agent(tenant, session, 'memories');
+    v_run text := (select s.run_id from memory.sessions as s where s.tenant_id = tenant and s.session_key = session);
     v_proposal record;
     v_memory memory.remembered;
     v_held bigint;
@@ -79,7 +80,7 @@ begin
         select r.* into v_memory
         from memory.remember(v_proposal.content, v_proposal.kind, agent_id => v_agent, enrich => 'queue',
                              evidence => array[v_proposal.turn_id], valid_from => v_proposal.said_at,
-                             status => v_proposal.status) as r;
+                             status => v_proposal.status, run_id => v_run) as r;
         -- A new memory (created, or superseding one it changes) comes from the extractor.
         if v_memory.outcome in ('created', 'updated') then
             update memory.memories as m set origin = settings ->> 'memory_extractor'

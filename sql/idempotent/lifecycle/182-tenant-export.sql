@@ -18,7 +18,7 @@ as $$
     select memory_internal._without_nulls(jsonb_build_object(
         'agent_id', s.agent_id, 'session_id', s.session_id, 'source', s.source, 'model', s.model,
         'started_at', s.started_at, 'tokens_in', s.tokens_in, 'tokens_out', s.tokens_out,
-        'metadata', s.metadata,
+        'metadata', s.metadata, 'run_id', s.run_id,
         'summary', (select m.summary from memory.summaries as m
                     where m.tenant_id = s.tenant_id and m.session_key = s.session_key and m.method = 'caller'),
         'messages', (
@@ -65,8 +65,8 @@ $$;
 
 comment on function memory.export(text, text) is
 'Sessions of this tenant (all, one agent''s, or one) as JSON in the shape memory.commit takes: '
-'{agent_id, session_id, source, model, started_at, tokens_in, tokens_out, metadata, summary (the caller''s), '
-'messages}. Committing an export again adds nothing.';
+'{agent_id, session_id, source, model, started_at, tokens_in, tokens_out, metadata, run_id, summary (the '
+'caller''s), messages}. Committing an export again adds nothing.';
 
 -- How an export names a turn: [agent_id, session_id, n], the n-th message of its session's record.
 create or replace function memory_internal._turn_ref(tenant text, turn bigint) returns jsonb
@@ -121,7 +121,7 @@ begin
         'valid_to', m.valid_to, 'recorded_at', m.recorded_at, 'recorded_by', m.recorded_by,
         'canonical', encode(m.canonical, 'hex'), 'tier', m.tier, 'tier_since', m.tier_since, 'used_at', m.used_at,
         'supersedes', case when m.supersedes = any(memories) then m.supersedes end,
-        'metadata', nullif(m.metadata, '{}'), 'shared', nullif(m.shared, false),
+        'metadata', nullif(m.metadata, '{}'), 'shared', nullif(m.shared, false), 'run_id', m.run_id,
         'words_trust', (select w.trust from memory.turns as w where w.tenant_id = tenant and w.turn_id = m.turn_id),
         'evidence', (
             select coalesce(jsonb_agg(memory_internal._turn_ref(tenant, t.turn_id) order by t.turn_id), '[]')
@@ -340,7 +340,8 @@ begin
         v_new::json,
         agent_id => v_agent, source => r ->> 'source', started_at => (r ->> 'started_at')::timestamptz,
         model => r ->> 'model', tokens_in => (r ->> 'tokens_in')::bigint, tokens_out => (r ->> 'tokens_out')::bigint,
-        metadata => coalesce(r -> 'metadata', '{}'), enrich => 'queue', allow_forgotten => allow_forgotten
+        metadata => coalesce(r -> 'metadata', '{}'), enrich => 'queue', allow_forgotten => allow_forgotten,
+        run_id => r ->> 'run_id'
     ) as c;
     v_session := memory_internal._session_key(r ->> 'session_id', v_agent);
     insert into pg_temp._agent_memory_import_turns (agent_id, session_id, n, turn_id)
@@ -439,7 +440,7 @@ begin
         insert into memory.memories (
             tenant_id, agent_id, kind, content, key, subjects, tags, importance, confidence, status, origin,
             valid_from, valid_to, recorded_at, recorded_by, canonical, turn_id, supersedes, tier,
-            tier_since, used_at, metadata, shared
+            tier_since, used_at, metadata, shared, run_id
         )
         select tenant, v_agent, r ->> 'kind', r ->> 'content', r ->> 'key',
                array(select jsonb_array_elements_text(coalesce(r -> 'subjects', '[]'))),
@@ -453,7 +454,8 @@ begin
                (select i.memory_id from pg_temp._agent_memory_import_memories as i
                 where i.source_id = (r ->> 'supersedes')::bigint),
                coalesce(r ->> 'tier', 'hot'), coalesce((r ->> 'tier_since')::timestamptz, pg_catalog.now()),
-               (r ->> 'used_at')::timestamptz, coalesce(r -> 'metadata', '{}'), coalesce((r -> 'shared')::boolean, false)
+               (r ->> 'used_at')::timestamptz, coalesce(r -> 'metadata', '{}'), coalesce((r -> 'shared')::boolean, false),
+               r ->> 'run_id'
         returning memory_id into v_memory;
         perform memory_internal._add_evidence(tenant, v_memory, array(
             select k.turn_id

@@ -275,6 +275,7 @@ begin
     -- Tool results of these tools, with these statuses, alone (recall's tools and tool_statuses).
     q.tools := nullif(array(select jsonb_array_elements_text(settings -> 'recall_tools')), '{}');
     q.tool_statuses := nullif(array(select jsonb_array_elements_text(settings -> 'recall_tool_statuses')), '{}');
+    q.run_id := nullif(settings ->> 'recall_run_id', '');
     -- The kind of memory the question asks for (the caller's intent, else the one its words name).
     q.intent := case when intent is null then memory.query_intent(query) when intent <> 'none' then intent end;
     q.intent_kinds := case when q.intent is not null then array[q.intent] end;

@@ -4,16 +4,19 @@
 -- session vector. Every candidate is then scored on every signal, whichever list brought it.
 
 -- One row when a turn passes recall's filters on event time, source, sessions (entity_mode all: the
--- sessions that mention every entity), tiers (its session's, or the memory's it carries) and tools (a tool
--- result of one of these tools, with one of these statuses), none otherwise. Used as `cross join lateral
+-- sessions that mention every entity), tiers and run (its session's, or the memory's it carries) and tools (a
+-- tool result of one of these tools, with one of these statuses), none otherwise. Used as `cross join lateral
 -- memory_internal._turn_filter(...)`: the planner inlines it, a filter not given folds away, and with it the
 -- lookup it needs (a scalar function with subqueries could not be inlined).
 drop function if exists memory_internal._turn_filter(
     text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[]
 );
+drop function if exists memory_internal._turn_filter(
+    text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[], text[], text[]
+);
 create or replace function memory_internal._turn_filter(
     tenant text, turn bigint, session bigint, since timestamptz, until timestamptz, source text, sessions bigint[],
-    tiers text[], tools text[], tool_statuses text[]
+    tiers text[], tools text[], tool_statuses text[], run text
 ) returns setof boolean
 language sql
 stable
@@ -38,6 +41,10 @@ as $$
                     where s.tenant_id = tenant and s.session_key = session and s.tier = any(tiers)
                 )
             ))
+        and (run is null or coalesce(
+                (select bool_or(m.run_id = run) from memory.memories as m where m.tenant_id = tenant and m.turn_id = turn),
+                exists (select from memory.sessions as s where s.tenant_id = tenant and s.session_key = session and s.run_id = run)
+            ))
         and (tools is null and tool_statuses is null or exists (
                 select from memory.turns as t
                 where t.tenant_id = tenant and t.turn_id = turn and t.role = 'tool'
@@ -49,9 +56,9 @@ as $$
 $$;
 
 comment on function memory_internal._turn_filter(
-    text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[], text[], text[]
+    text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[], text[], text[], text
 ) is
-'Internal: one row when a turn passes recall''s time, source, session, tier and tool filters (null filters '
+'Internal: one row when a turn passes recall''s time, source, session, tier, tool and run filters (null filters '
 'pass).';
 
 -- The statement of a nearest-vector list over chunk_embeddings or session_embeddings ("e"): the query
@@ -125,7 +132,7 @@ begin
     from memory.chunks as c
     cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, since, until,
                                                     _full_text_candidates.source, q.entity_sessions, tiers, q.tools,
-                                                    q.tool_statuses)
+                                                    q.tool_statuses, q.run_id)
     cross join lateral memory_internal._chunk_bm25(c.tsv, c.length, c.context_length, q.lexemes, q.idf, v_k1, v_b,
                                                    q.avg_length, v_context_weight) as s
     where c.tenant_id = tenant and c.tsv @@ q.generating
@@ -160,12 +167,13 @@ begin
     select m.session_key from memory.summaries as m
     where m.tenant_id = tenant and q.tsquery is not null and m.tsv @@ q.tsquery
         and (q.entity_sessions is null or m.session_key = any(q.entity_sessions))
-        and (coalesce(_summary_candidates.agent_id, _summary_candidates.source) is null and tiers is null
+        and (coalesce(_summary_candidates.agent_id, _summary_candidates.source, q.run_id) is null and tiers is null
             or exists (
                 select from memory.sessions as s
                 where s.tenant_id = m.tenant_id and s.session_key = m.session_key
                     and memory_internal._visible_to(_summary_candidates.agent_id, q, s.agent_id, s.session_key, null)
                     and (_summary_candidates.source is null or s.source = _summary_candidates.source)
+                    and (q.run_id is null or s.run_id = q.run_id)
                     and (tiers is null or s.tier = any(tiers))
             ))
     order by ts_rank_cd(m.tsv, q.tsquery) desc, m.session_key
@@ -179,6 +187,67 @@ comment on function memory_internal._summary_candidates(
 'Internal: the sessions of one tenant whose summary best matches a recall''s words (runs as memory_observer, '
 'so the match uses the GIN index).';
 
+-- The vector lists of a recall: the recall_candidates chunks and the session_candidates sessions nearest the
+-- query vector that pass its filters (exact for small scopes, HNSW with iterative scan for large ones).
+create or replace function memory_internal._vector_candidates(
+    tenant text, agent_id text, since timestamptz, until timestamptz, source text, settings jsonb,
+    q memory_internal._recall_query, query_vector vector, recall_model text, tiers text[],
+    out turn_ids bigint[], out chunk_nos integer[], out session_keys bigint[]
+)
+language plpgsql
+volatile
+-- Plans made for each call's values, as memory_internal._candidate_chunks's.
+set plan_cache_mode = force_custom_plan
+as $$
+declare
+    v_candidates integer := (settings ->> 'recall_candidates')::integer;
+    v_exact boolean := q.chunks_in_scope <= (settings ->> 'exact_search_max_chunks')::bigint;
+    -- Whether a filter that sessions answer is given: unfiltered, a search reads vectors alone.
+    v_sessions_filtered boolean := coalesce(agent_id, source, q.run_id) is not null or q.entity_sessions is not null
+                                   or tiers is not null;
+begin
+    if not v_exact then
+        perform set_config('hnsw.iterative_scan', 'relaxed_order', true);
+        perform set_config('hnsw.ef_search', greatest(40, least(1000, v_candidates))::text, true);
+    end if;
+    execute memory_internal._nearest_sql(
+        'chunk_embeddings', array['turn_id', 'chunk_no'], recall_model, vector_dims(query_vector), v_exact,
+        case when v_sessions_filtered or coalesce(since, until) is not null
+                  or coalesce(q.tools, q.tool_statuses) is not null then $filter$
+            and exists (
+                select from memory.chunks as c
+                cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, $4, $5, $6, $7,
+                                                                $9, ($10).tools, ($10).tool_statuses, ($10).run_id)
+                where c.tenant_id = e.tenant_id and c.turn_id = e.turn_id and c.chunk_no = e.chunk_no
+                    and memory_internal._visible_to($3, $10, c.agent_id, c.session_key, c.turn_id)
+            )$filter$
+        end
+    ) into turn_ids, chunk_nos
+    using query_vector, tenant, _vector_candidates.agent_id, since, until, _vector_candidates.source,
+          q.entity_sessions, v_candidates, tiers, q;
+    execute memory_internal._nearest_sql(
+        'session_embeddings', array['session_key'], recall_model, vector_dims(query_vector), v_exact,
+        case when v_sessions_filtered then $filter$
+            and ($7 is null or e.session_key = any($7))
+            and exists (
+                select from memory.sessions as s
+                where s.tenant_id = e.tenant_id and s.session_key = e.session_key
+                    and memory_internal._visible_to($3, $10, s.agent_id, s.session_key, null)
+                    and ($6 is null or s.source = $6) and ($9 is null or s.tier = any($9))
+                    and (($10).run_id is null or s.run_id = ($10).run_id)
+            )$filter$
+        end
+    ) into session_keys
+    using query_vector, tenant, _vector_candidates.agent_id, since, until, _vector_candidates.source,
+          q.entity_sessions, (settings ->> 'session_candidates')::integer, tiers, q;
+end
+$$;
+
+comment on function memory_internal._vector_candidates(
+    text, text, timestamptz, timestamptz, text, jsonb, memory_internal._recall_query, vector, text, text[]
+) is
+'Internal: the chunk and session vector lists of a recall (the nearest that pass its filters).';
+
 -- Every candidate chunk of a recall: the union of the full-text, vector and session lists.
 create or replace function memory_internal._candidate_chunks(
     tenant text, agent_id text, since timestamptz, until timestamptz, source text, settings jsonb,
@@ -190,13 +259,11 @@ volatile
 set plan_cache_mode = force_custom_plan
 as $$
 declare
-    v_candidates integer := (settings ->> 'recall_candidates')::integer;
     v_lex_keys bigint [];
     v_lex_chunks integer [];
     v_dense_keys bigint [];
     v_dense_chunks integer [];
     v_vector_sessions bigint [];
-    v_exact boolean;
     v_tags text [] := array(select jsonb_array_elements_text(settings -> 'recall_tags'));
 begin
     if q.generating is not null then
@@ -206,43 +273,9 @@ begin
     end if;
 
     if query_vector is not null then
-        v_exact := q.chunks_in_scope <= (settings ->> 'exact_search_max_chunks')::bigint;
-        if not v_exact then
-            perform set_config('hnsw.iterative_scan', 'relaxed_order', true);
-            perform set_config('hnsw.ef_search', greatest(40, least(1000, v_candidates))::text, true);
-        end if;
-        -- The filters' tables are read only when a filter is given: unfiltered, a search reads vectors alone.
-        execute memory_internal._nearest_sql(
-            'chunk_embeddings', array['turn_id', 'chunk_no'], recall_model, vector_dims(query_vector), v_exact,
-            case when coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is not null
-                      or since is not null or until is not null or q.entity_sessions is not null
-                      or tiers is not null or q.tools is not null or q.tool_statuses is not null then $filter$
-                and exists (
-                    select from memory.chunks as c
-                    cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, $4, $5, $6, $7,
-                                                                    $9, ($10).tools, ($10).tool_statuses)
-                    where c.tenant_id = e.tenant_id and c.turn_id = e.turn_id and c.chunk_no = e.chunk_no
-                        and memory_internal._visible_to($3, $10, c.agent_id, c.session_key, c.turn_id)
-                )$filter$
-            end
-        ) into v_dense_keys, v_dense_chunks
-        using query_vector, tenant, _candidate_chunks.agent_id, since, until, _candidate_chunks.source,
-              q.entity_sessions, v_candidates, tiers, q;
-        execute memory_internal._nearest_sql(
-            'session_embeddings', array['session_key'], recall_model, vector_dims(query_vector), v_exact,
-            case when coalesce(_candidate_chunks.agent_id, _candidate_chunks.source) is not null
-                      or q.entity_sessions is not null or tiers is not null then $filter$
-                and ($7 is null or e.session_key = any($7))
-                and exists (
-                    select from memory.sessions as s
-                    where s.tenant_id = e.tenant_id and s.session_key = e.session_key
-                        and memory_internal._visible_to($3, $10, s.agent_id, s.session_key, null)
-                        and ($6 is null or s.source = $6) and ($9 is null or s.tier = any($9))
-                )$filter$
-            end
-        ) into v_vector_sessions
-        using query_vector, tenant, _candidate_chunks.agent_id, since, until, _candidate_chunks.source,
-              q.entity_sessions, (settings ->> 'session_candidates')::integer, tiers, q;
+        select v.turn_ids, v.chunk_nos, v.session_keys into v_dense_keys, v_dense_chunks, v_vector_sessions
+        from memory_internal._vector_candidates(tenant, _candidate_chunks.agent_id, since, until, _candidate_chunks.source,
+                                                settings, q, query_vector, recall_model, tiers) as v;
     end if;
 
     -- A memory stands for the turns it came from, so it is a candidate whenever one of them is. (Recall's
@@ -268,7 +301,7 @@ begin
         cross join lateral (
             select c.turn_id, c.chunk_no from memory.chunks as c
             cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, since, until, null,
-                                                            q.entity_sessions, tiers, q.tools, q.tool_statuses)
+                                                            q.entity_sessions, tiers, q.tools, q.tool_statuses, q.run_id)
             left join memory.chunk_embeddings as e
                 on c.tenant_id = e.tenant_id and c.turn_id = e.turn_id and c.chunk_no = e.chunk_no and e.model = recall_model
             where c.tenant_id = tenant and c.session_key = found.session_key
@@ -287,7 +320,7 @@ begin
     inner join memory.chunks as c on m.tenant_id = c.tenant_id and m.turn_id = c.turn_id and c.chunk_no = 0
     cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, since, until,
                                                     _candidate_chunks.source, q.entity_sessions, tiers, q.tools,
-                                                    q.tool_statuses)
+                                                    q.tool_statuses, q.run_id)
     where m.tenant_id = tenant
         and (
             m.memory_id in (

@@ -45,28 +45,30 @@ comment on function memory_internal._components(
 ) is
 'Internal: the components object of one recall candidate (each signal''s value, weight and contribution).';
 
--- A call's settings with its filters (recall's tiers => ..., tags => ..., tools => ..., tool_statuses => ...) as
--- the settings recall_tiers, recall_tags, recall_tools and recall_tool_statuses.
+-- A call's settings with its filters (recall's tiers => ..., tags => ..., tools => ..., tool_statuses => ...,
+-- run_id => ...) as the settings recall_tiers, recall_tags, recall_tools, recall_tool_statuses and recall_run_id.
 drop function if exists memory_internal._with_tiers(jsonb, text[]);
 drop function if exists memory_internal._with_filters(jsonb, text[], text[]);
+drop function if exists memory_internal._with_filters(jsonb, text[], text[], text[], text[]);
 create or replace function memory_internal._with_filters(
-    weights jsonb, tiers text[], tags text[], tools text[], tool_statuses text[]
+    weights jsonb, tiers text[], tags text[], tools text[], tool_statuses text[], run_id text
 ) returns jsonb
 language sql
 immutable
 as $$
     -- (Weights that are no JSON object are refused as they are.)
-    select case when coalesce(tiers, tags, tools, tool_statuses) is null or jsonb_typeof(weights) <> 'object' then weights
+    select case when coalesce(tiers, tags, tools, tool_statuses) is null and run_id is null
+                     or jsonb_typeof(weights) <> 'object' then weights
                 else coalesce(weights, '{}') || jsonb_strip_nulls(jsonb_build_object(
                     'recall_tiers', to_jsonb(tiers), 'recall_tags', to_jsonb(tags), 'recall_tools', to_jsonb(tools),
-                    'recall_tool_statuses', to_jsonb(tool_statuses)
+                    'recall_tool_statuses', to_jsonb(tool_statuses), 'recall_run_id', to_jsonb(run_id)
                 ))
            end
 $$;
 
-comment on function memory_internal._with_filters(jsonb, text[], text[], text[], text[]) is
-'Internal: a recall''s per-call settings with its tiers, tags, tools and tool_statuses arguments as the settings '
-'recall_tiers, recall_tags, recall_tools and recall_tool_statuses.';
+comment on function memory_internal._with_filters(jsonb, text[], text[], text[], text[], text) is
+'Internal: a recall''s per-call settings with its tiers, tags, tools, tool_statuses and run_id arguments as the '
+'settings recall_tiers, recall_tags, recall_tools, recall_tool_statuses and recall_run_id.';
 
 create or replace function memory.recall(
     query text,
@@ -86,7 +88,8 @@ create or replace function memory.recall(
     tiers text[] default null,
     tags text[] default null,
     tools text[] default null,
-    tool_statuses text[] default null
+    tool_statuses text[] default null,
+    run_id text default null
 ) returns setof memory.recall_hit
 language plpgsql
 volatile
@@ -116,7 +119,8 @@ begin
         from memory_internal._recall_candidates(recall.query, recall.agent_id, recall.since, recall.until,
                                                 recall.source, recall.entities, recall.entity_mode,
                                                 memory_internal._with_filters(recall.weights, recall.tiers, recall.tags,
-                                                                              recall.tools, recall.tool_statuses),
+                                                                              recall.tools, recall.tool_statuses,
+                                                                              recall.run_id),
                                                 recall.query_vector, recall.as_of, recall.include_ended,
                                                 recall.intent) as c
     )
@@ -170,7 +174,7 @@ $$;
 
 comment on function memory.recall(
     text, integer, text, timestamptz, timestamptz, text, text, text[], text, jsonb, vector, timestamptz, boolean, text,
-    text[], text[], text[], text[]
+    text[], text[], text[], text[], text
 )
 is 'The turns and curated memories (level turn) or sessions (level session, with their best turn) that best '
 'answer a query, best first: full-text (BM25) and vector scores of each turn''s best chunk fused, plus the '
@@ -185,7 +189,8 @@ is 'The turns and curated memories (level turn) or sessions (level session, with
 'first (signal kind). tiers: the tiers searched (default recall_tiers: hot and warm); what recall returns is '
 'moved to hot (tier_promote_on_recall). tags: only curated memories with one of these tags (default '
 'recall_tags: no filter). tools, tool_statuses: only tool results of these tools (their call''s name) and '
-'statuses (success, error, timeout; default recall_tools and recall_tool_statuses: no filter). weights: '
+'statuses (success, error, timeout; default recall_tools and recall_tool_statuses: no filter). run_id: only '
+'the sessions and memories of that run (default recall_run_id: every run). weights: '
 'per-call settings, e.g. ''{"weight_dense": 0.5}''. '
 'query_vector: for callers that embed themselves. components shows every signal''s value, weight and '
 'contribution, and the route taken.';
@@ -223,7 +228,8 @@ create or replace function memory.explain_recall(
     tiers text[] default null,
     tags text[] default null,
     tools text[] default null,
-    tool_statuses text[] default null
+    tool_statuses text[] default null,
+    run_id text default null
 ) returns table (
     rank bigint, session_id text, turn_id bigint, speaker text, content text, score double precision,
     fused double precision, components jsonb, kind text, memory_id bigint
@@ -235,7 +241,8 @@ as $$
            memory_internal._components(c.chunk_no, c.fused, c.signal_values, c.contributions, c.ranks, c.zs, c.rerank_score,
                               c.rerank_error, c.context), coalesce(c.memory_kind, 'turn'), c.memory_id
     from memory_internal._recall_candidates(query, agent_id, since, until, source, entities, entity_mode,
-                                            memory_internal._with_filters(weights, tiers, tags, tools, tool_statuses),
+                                            memory_internal._with_filters(weights, tiers, tags, tools, tool_statuses,
+                                                                          run_id),
                                             query_vector, as_of, include_ended, intent) as c
     inner join memory.turns as t on t.tenant_id = memory.current_tenant() and c.turn_id = t.turn_id
     inner join memory.sessions as s on s.tenant_id = memory.current_tenant() and c.session_key = s.session_key
@@ -245,7 +252,7 @@ $$;
 
 comment on function memory.explain_recall(
     text, integer, text, timestamptz, timestamptz, text, text[], text, jsonb, vector, timestamptz, boolean, text,
-    text[], text[], text[], text[]
+    text[], text[], text[], text[], text
 ) is
 'The first k (default every) candidates of a recall in final order with its fused score, the final score '
 'and components (every signal''s value, weight and contribution; fusion signals with their rank and '

@@ -20,7 +20,7 @@ comment on function memory_internal._check_budget(integer) is 'Internal: rejects
 -- tasks and decisions first, the most important and newest first within a kind), the open loops and
 -- decisions of the most recent sessions, then those sessions' summaries.
 create or replace function memory.bootstrap(
-    agent_id text default null, max_chars integer default null, sessions integer default 5
+    agent_id text default null, max_chars integer default null, sessions integer default 5, run_id text default null
 ) returns table (section text, session_id text, at timestamptz, content text, shared_by text)
 language plpgsql
 stable
@@ -43,6 +43,7 @@ begin
         from memory.sessions as s
         where s.tenant_id = memory.current_tenant() and s.session_id <> 'remembered'
             and (bootstrap.agent_id is null or s.agent_id = bootstrap.agent_id or v_fleet_sessions)
+            and (bootstrap.run_id is null or s.run_id = bootstrap.run_id)
         order by s.started_at desc, s.session_key desc
         limit bootstrap.sessions
     ),
@@ -55,6 +56,7 @@ begin
         from memory.memory_items as m
         where memory.memory_holds(m.status, m.valid_from, m.valid_to, null)
             and (bootstrap.agent_id is null or m.agent_id = bootstrap.agent_id or m.shared)
+            and (bootstrap.run_id is null or m.run_id = bootstrap.run_id)
         union all
         select k.priority, k.section, r.session_id, r.started_at, l.item #>> '{}', r.agent_id,
                row_number() over (partition by k.section order by r.started_at desc, r.session_key desc, l.n)
@@ -80,17 +82,19 @@ begin
 end
 $$;
 
-comment on function memory.bootstrap(text, integer, integer) is
+comment on function memory.bootstrap(text, integer, integer, text) is
 'Context for a new conversation of an agent (or every agent when null), at most max_chars characters '
 '(default: setting bootstrap_max_chars): the memories that hold now (rules, preferences, open tasks and '
 'decisions first; superseded, resolved and retracted ones left out), then the open loops, decisions and '
 'summaries of the most recent sessions. Stops at the first item that would overflow the budget. For an agent, '
 'what the other agents share is included: their shared memories, and their sessions when share_sessions; '
-'shared_by names the agent that shared an item (null: the agent''s own).';
+'shared_by names the agent that shared an item (null: the agent''s own). run_id: only the memories and '
+'sessions of that run.';
 
 -- Context for a task: the turns most relevant to it (by memory.recall), best first, within a budget.
 create or replace function memory.context_for_task(
-    task text, max_chars integer default null, agent_id text default null, k integer default 20
+    task text, max_chars integer default null, agent_id text default null, k integer default 20,
+    run_id text default null
 ) returns table (
     rank bigint, session_id text, turn_id bigint, at timestamptz, speaker text, content text, score double precision,
     shared_by text
@@ -105,7 +109,8 @@ begin
     with hits as (
         select row_number() over (order by r.score desc, r.turn_id) as rank, r.session_id, r.turn_id,
                r.created_at, coalesce(r.speaker, r.role) as speaker, r.content, r.score, r.shared_by
-        from memory.recall(task, k => context_for_task.k, agent_id => context_for_task.agent_id) as r
+        from memory.recall(task, k => context_for_task.k, agent_id => context_for_task.agent_id,
+                           run_id => context_for_task.run_id) as r
     ),
     packed as (
         select h.*, sum(length(h.content)) over (order by h.rank rows unbounded preceding) as used from hits as h
@@ -117,7 +122,7 @@ begin
 end
 $$;
 
-comment on function memory.context_for_task(text, integer, text, integer) is
+comment on function memory.context_for_task(text, integer, text, integer, text) is
 'The turns most relevant to a task (memory.recall of the task, up to k), best first, as many as fit in '
 'max_chars characters (default: setting context_max_chars); stops at the first that would overflow. '
-'shared_by: the agent that shared a turn or memory with agent_id (as recall''s).';
+'shared_by: the agent that shared a turn or memory with agent_id (as recall''s); run_id: that run''s alone.';

@@ -145,6 +145,15 @@ begin
     if filters ? 'agent_id' then
         v_all := v_all || format('%s.agent_id = %L', v_alias, filters ->> 'agent_id');
     end if;
+    if filters ? 'run_id' then
+        v_all := v_all || case v_target
+            when 'memories' then format('i.run_id = %L', filters ->> 'run_id')
+            when 'tool_executions' then format('exists (select from memory.sessions as r where r.tenant_id = '
+                'memory.current_tenant() and r.agent_id = x.agent_id and r.session_id = x.session_id and r.run_id = %L)',
+                filters ->> 'run_id')
+            else format('s.run_id = %L', filters ->> 'run_id')
+        end;
+    end if;
     if jsonb_typeof(filters -> 'period') = 'array' then
         v_all := v_all || format('%1$s >= %2$L::date and %1$s < %3$L::date', v_when, filters #>> '{period,0}',
                                  filters #>> '{period,1}');
@@ -160,7 +169,7 @@ $$;
 comment on function memory_internal._plain_query_conditions(jsonb) is
 'Internal: the SQL conditions of a request''s filters (memories: statuses, else what holds now, kinds, '
 'importance, tags, entity types; turns: roles; tool executions: tools, statuses, least duration; all: tenant, '
-'agent, period, phrases), values quoted as literals.';
+'agent, run, period, phrases), values quoted as literals.';
 
 -- The query a request's filters make: the columns of its target, its conditions, its order and its k rows.
 create or replace function memory_internal._plain_query_sql(filters jsonb) returns text

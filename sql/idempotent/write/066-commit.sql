@@ -307,6 +307,64 @@ comment on function memory_internal._add_turns(text, bigint, text, jsonb, jsonb,
 'Internal: stores the messages a session does not hold yet as its next turns; how many, and how many are '
 'indexed in part.';
 
+-- commit's arguments checked, each refused by name: what makes no session, a bad enrich mode or metadata,
+-- messages that are no array, identifiers too long or blank, negative token counts.
+create or replace function memory_internal._check_commit(
+    session_id text, messages json, agent_id text, source text, model text, tokens_in bigint, tokens_out bigint,
+    metadata jsonb, enrich text, run_id text
+) returns void
+language plpgsql
+immutable
+as $$
+begin
+    if session_id is null or btrim(session_id) = '' then
+        raise exception 'agent_memory: commit needs a session_id';
+    end if;
+    if agent_id is null or btrim(agent_id) = '' then
+        raise exception 'agent_memory: commit needs an agent_id';
+    end if;
+    if enrich not in ('queue', 'now', 'none') then
+        raise exception 'agent_memory: enrich must be queue, now or none, got %', enrich;
+    end if;
+    if metadata is null or jsonb_typeof(metadata) <> 'object' then
+        raise exception 'agent_memory: commit metadata must be a JSON object';
+    end if;
+    if messages is null or json_typeof(messages) <> 'array' then
+        raise exception 'agent_memory: messages must be a JSON array of messages, got %',
+            coalesce(json_typeof(messages), 'null');
+    end if;
+    perform memory_internal._check_identifier('session_id', session_id);
+    perform memory_internal._check_identifier('agent_id', agent_id);
+    perform memory_internal._check_identifier('source', source);
+    perform memory_internal._check_identifier('model', model);
+    perform memory_internal._check_run(run_id);
+    if tokens_in < 0 or tokens_out < 0 then
+        raise exception 'agent_memory: commit''s tokens_in and tokens_out must not be negative'
+            using errcode = 'invalid_parameter_value';
+    end if;
+end
+$$;
+
+comment on function memory_internal._check_commit(text, json, text, text, text, bigint, bigint, jsonb, text, text) is
+'Internal: refuses commit''s arguments that make no session (no session or agent, a bad enrich mode, metadata '
+'not an object, messages not an array, an identifier too long, a blank run, negative tokens), naming the problem.';
+
+-- A run given by a caller: null (none), or a name of 1 to 1,000 characters that is not blank.
+create or replace function memory_internal._check_run(run_id text) returns void
+language plpgsql
+immutable
+as $$
+begin
+    if btrim(run_id) = '' then
+        raise exception 'agent_memory: run_id cannot be blank' using errcode = 'invalid_parameter_value';
+    end if;
+    perform memory_internal._check_identifier('run_id', run_id);
+end
+$$;
+
+comment on function memory_internal._check_run(text) is
+'Internal: refuses a blank run_id, or one over 1,000 characters.';
+
 create or replace function memory.commit(
     session_id text,
     messages json,
@@ -318,7 +376,8 @@ create or replace function memory.commit(
     tokens_out bigint default null,
     metadata jsonb default '{}',
     enrich text default null,
-    allow_forgotten boolean default false
+    allow_forgotten boolean default false,
+    run_id text default null
 ) returns table (
     created boolean, turns_added integer, job_id bigint, turns_indexed_in_part integer
 )
@@ -339,36 +398,15 @@ declare
     v_job bigint;
     v_messages jsonb;
     v_forgotten record;
+    v_run text;
 begin
-    if commit.session_id is null or btrim(commit.session_id) = '' then
-        raise exception 'agent_memory: commit needs a session_id';
-    end if;
-    if commit.agent_id is null or btrim(commit.agent_id) = '' then
-        raise exception 'agent_memory: commit needs an agent_id';
-    end if;
-    if v_enrich not in ('queue', 'now', 'none') then
-        raise exception 'agent_memory: enrich must be queue, now or none, got %', v_enrich;
-    end if;
-    if commit.metadata is null or jsonb_typeof(commit.metadata) <> 'object' then
-        raise exception 'agent_memory: commit metadata must be a JSON object';
-    end if;
-    if commit.messages is null or json_typeof(commit.messages) <> 'array' then
-        raise exception 'agent_memory: messages must be a JSON array of messages, got %',
-            coalesce(json_typeof(commit.messages), 'null');
-    end if;
-
-    perform memory_internal._check_identifier('session_id', commit.session_id);
-    perform memory_internal._check_identifier('agent_id', commit.agent_id);
-    perform memory_internal._check_identifier('source', commit.source);
-    perform memory_internal._check_identifier('model', commit.model);
-    if commit.tokens_in < 0 or commit.tokens_out < 0 then
-        raise exception 'agent_memory: commit''s tokens_in and tokens_out must not be negative'
-            using errcode = 'invalid_parameter_value';
-    end if;
+    perform memory_internal._check_commit(commit.session_id, commit.messages, commit.agent_id, commit.source,
+                                          commit.model, commit.tokens_in, commit.tokens_out, commit.metadata, v_enrich,
+                                          commit.run_id);
     v_messages := memory_internal._checked_messages(commit.messages, v_max_chars, v_dimensions);
 
     insert into memory.sessions as s (tenant_id, agent_id, session_id, source, model, started_at,
-                                      tokens_in, tokens_out, metadata)
+                                      tokens_in, tokens_out, metadata, run_id)
     values (
         v_tenant, commit.agent_id, commit.session_id, commit.source, commit.model,
         coalesce(
@@ -376,7 +414,7 @@ begin
             (select min((m.message ->> 'created_at')::timestamptz) from jsonb_array_elements(v_messages) as m (message)),
             pg_catalog.now()
         ),
-        commit.tokens_in, commit.tokens_out, commit.metadata
+        commit.tokens_in, commit.tokens_out, commit.metadata, commit.run_id
     )
     on conflict (tenant_id, agent_id, session_id) do update
     set source = coalesce(excluded.source, s.source),
@@ -385,11 +423,16 @@ begin
         tokens_in = coalesce(excluded.tokens_in, s.tokens_in),
         tokens_out = coalesce(excluded.tokens_out, s.tokens_out),
         metadata = s.metadata || excluded.metadata,
+        run_id = coalesce(s.run_id, excluded.run_id),
         updated_at = pg_catalog.now(),
         -- A session written to is in use again.
         tier = 'hot',
         tier_since = case when s.tier = 'hot' then s.tier_since else pg_catalog.now() end
-    returning s.session_key, (s.xmax = 0) into v_session, v_created;
+    returning s.session_key, (s.xmax = 0), s.run_id into v_session, v_created, v_run;
+    if v_run <> commit.run_id then
+        raise exception 'agent_memory: session % of agent % belongs to run %, not %', commit.session_id,
+            commit.agent_id, v_run, commit.run_id using errcode = 'invalid_parameter_value';
+    end if;
 
     -- A session memory.forget removed comes back only when the caller says so. Checked once the session
     -- row is ours: a commit that waited for a forget of the same session sees its tombstone.
@@ -425,7 +468,8 @@ begin
 end
 $$;
 
-comment on function memory.commit(text, json, text, text, timestamptz, text, bigint, bigint, jsonb, text, boolean) is
+comment on function memory.commit(text, json, text, text, timestamptz, text, bigint, bigint, jsonb, text, boolean, text)
+is
 'Stores a session''s messages (a JSON array of {role, content, id?, created_at?, name?, tool_calls?, '
 'tool_call_id?, tokens?, metadata?, embedding? (client embedder); a tool result also status? (success, error, '
 'timeout) and duration_ms?, kept in its metadata as tool_status and duration_ms}) under this tenant and '
@@ -434,7 +478,8 @@ comment on function memory.commit(text, json, text, text, timestamptz, text, big
 'enrich: queue (default, a job for memory.work), now, or none. Returns whether the '
 'session is new, how many turns were added, the queued job, and how many added turns are longer than '
 'indexing reads (index_max_chunks x chunk_chars characters: stored whole, indexed in part). '
-'A session memory.forget removed is refused unless allow_forgotten. New turns are announced on '
+'A session memory.forget removed is refused unless allow_forgotten. run_id: the run (one task or process of '
+'the agent) the session belongs to, set once. New turns are announced on '
 'memory.notification_channel() when the transaction commits. '
 'Pass jsonb as messages::json.';
 
