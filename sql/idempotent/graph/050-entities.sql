@@ -39,8 +39,18 @@ $$;
 comment on function memory_internal._check_entity_gazetteer(jsonb) is
 'Internal: an error unless the value maps names to entity types.';
 
+-- Whose an agent's entities are: the agent's, or with entity_scope tenant the tenant's (agent_id '').
+create or replace function memory_internal._entity_owner(agent_id text) returns text
+language sql
+stable
+as $$ select case when memory.setting('entity_scope') #>> '{}' = 'tenant' then '' else agent_id end $$;
+
+comment on function memory_internal._entity_owner(text) is
+'Internal: the agent_id an agent''s entities are written under: its own, or '''' (the tenant''s) when the '
+'setting entity_scope is tenant.';
+
 -- The entities of this tenant a name stands for: its normalized form as an entity's key or among its
--- aliases, in one agent's scope or (agent_id null) in every agent's.
+-- aliases, in one agent's scope (its own and the tenant's) or (agent_id null) in every agent's.
 create or replace function memory_internal._entity_ids(name text, agent_id text) returns bigint[]
 language sql
 stable
@@ -50,18 +60,21 @@ as $$
     inner join memory.entities as e
         on e.tenant_id = (select memory.current_tenant())
         and (e.normalized = n.normalized or e.aliases @> array[n.normalized])
-    where _entity_ids.agent_id is null or e.agent_id = _entity_ids.agent_id
+    where _entity_ids.agent_id is null or e.agent_id in (_entity_ids.agent_id, '')
 $$;
 
 comment on function memory_internal._entity_ids(text, text) is
-'Internal: the ids of the entities a name stands for (by normalized name or alias), in one agent''s entities or all.';
+'Internal: the ids of the entities a name stands for (by normalized name or alias), in one agent''s entities '
+'(and the tenant''s) or all.';
 
--- One entity of an agent's, by name: its id, created (of the given type) if there is none.
+-- One entity of an agent's (or, entity_scope tenant, the tenant's), by name: its id, created (of the given
+-- type) if there is none.
 create or replace function memory_internal._entity_id(tenant text, name text, agent_id text, type text) returns bigint
 language plpgsql
 as $$
 declare
     v_normalized text := memory.normalize_entity(name);
+    v_owner text := memory_internal._entity_owner(agent_id);
     v_key bigint;
 begin
     if v_normalized is null or v_normalized = '' then
@@ -69,13 +82,13 @@ begin
             using errcode = 'invalid_parameter_value';
     end if;
     select e.entity_id into v_key from memory.entities as e
-    where e.tenant_id = tenant and e.agent_id = _entity_id.agent_id
+    where e.tenant_id = tenant and e.agent_id = v_owner
         and (e.normalized = v_normalized or e.aliases @> array[v_normalized])
     order by e.normalized = v_normalized desc, e.entity_id
     limit 1;
     if v_key is null then
         insert into memory.entities as e (tenant_id, agent_id, name, normalized, type)
-        values (tenant, _entity_id.agent_id, btrim(name), v_normalized, coalesce(_entity_id.type, 'other'))
+        values (tenant, v_owner, btrim(name), v_normalized, coalesce(_entity_id.type, 'other'))
         on conflict on constraint entities_tenant_id_agent_id_normalized_key do update
         set type = case when e.type = 'other' then excluded.type else e.type end
         returning e.entity_id into v_key;
@@ -210,7 +223,9 @@ language plpgsql
 as $$
 declare
     v_given bigint [] := array(select (t.turn ->> 'turn_id')::bigint from jsonb_array_elements(turns) as t (turn));
-    v_agent_id text := (select s.agent_id from memory.sessions as s where s.tenant_id = tenant and s.session_key = session);
+    v_agent_id text := memory_internal._entity_owner(
+        (select s.agent_id from memory.sessions as s where s.tenant_id = tenant and s.session_key = session)
+    );
     v_found_turns bigint [];
     v_found_keys text [];
     v_found_names text [];

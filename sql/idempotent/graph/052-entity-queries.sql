@@ -65,7 +65,7 @@ as $$
         where e.tenant_id = (select memory.current_tenant())
             and (list_entities.search is null or e.trigrams && w.trigrams)
             and (list_entities.type is null or e.type = list_entities.type)
-            and (list_entities.agent_id is null or e.agent_id = list_entities.agent_id)
+            and (list_entities.agent_id is null or e.agent_id in (list_entities.agent_id, ''))
     )
     select f.entity_id, f.agent_id, f.name, f.type, f.aliases, coalesce(m.mentions, 0)::bigint,
            coalesce(m.sessions, 0)::bigint, m.last_mentioned_at, round(f.similarity::numeric, 3)::double precision
@@ -85,8 +85,9 @@ $$;
 
 comment on function memory.list_entities(text, text, text, integer) is
 'Entities of this tenant: those whose name or an alias is like search (trigram similarity of the '
-'normalized names, at least 0.3; all when search is null), of one type, in one agent''s scope; with how '
-'often and in how many sessions they are mentioned, and when last. Best match first.';
+'normalized names, at least 0.3; all when search is null), of one type, in one agent''s scope (its own and '
+'the tenant''s, agent_id '''': see entity_scope); with how often and in how many sessions they are mentioned, '
+'and when last. Best match first.';
 
 -- Breadth-first from the start entities, one level at a time, each entity reached once (at its shortest
 -- distance, through the neighbour that shares the most turns with it): cost grows with the entities
@@ -199,8 +200,19 @@ begin
         raise exception 'agent_memory: merge_entities needs the agent_id whose entities are one'
             using errcode = 'invalid_parameter_value';
     end if;
-    v_keep := (memory_internal._named_entities(merge_entities.keep, merge_entities.agent_id))[1];
-    v_merge := (memory_internal._named_entities(merge_entities.merge, merge_entities.agent_id))[1];
+    -- Both in the scope the agent's entities are written in (its own, or with entity_scope tenant the tenant's).
+    select min(e.entity_id) filter (where e.entity_id = any(memory_internal._named_entities(merge_entities.keep,
+                                                                                         merge_entities.agent_id))),
+           min(e.entity_id) filter (where e.entity_id = any(memory_internal._named_entities(merge_entities.merge,
+                                                                                         merge_entities.agent_id)))
+    into v_keep, v_merge
+    from memory.entities as e
+    where e.tenant_id = v_tenant and e.agent_id = memory_internal._entity_owner(merge_entities.agent_id);
+    if v_keep is null or v_merge is null then
+        raise exception 'agent_memory: no entity "%" for agent "%"',
+            case when v_keep is null then merge_entities.keep else merge_entities.merge end, merge_entities.agent_id
+            using errcode = 'no_data_found', hint = 'with entity_scope tenant, entities are the tenant''s (agent_id '''')';
+    end if;
     if v_keep = v_merge then
         raise exception 'agent_memory: "%" and "%" are already one entity', merge_entities.keep, merge_entities.merge
             using errcode = 'invalid_parameter_value';

@@ -167,7 +167,7 @@ as $$
     from memory.entity_states as s
     inner join memory.entities as e on e.tenant_id = s.tenant_id and e.entity_id = s.entity_id
     where s.tenant_id = (select memory.current_tenant()) and s.status = 'pending'
-        and (pending_entity_states.agent_id is null or e.agent_id = pending_entity_states.agent_id)
+        and (pending_entity_states.agent_id is null or e.agent_id in (pending_entity_states.agent_id, ''))
     order by s.valid_from, s.state_id
 $$;
 

@@ -60,7 +60,7 @@ begin
         where not exists (
             select from memory.entity_states as x
             inner join memory.entities as e on e.tenant_id = x.tenant_id and e.entity_id = x.entity_id
-            where x.tenant_id = tenant and x.attribute = p.attribute and e.agent_id = v_agent
+            where x.tenant_id = tenant and x.attribute = p.attribute and e.agent_id = memory_internal._entity_owner(v_agent)
                 and e.normalized = memory.normalize_entity(p.entity)
                 -- (a later turn said at the same instant corrected the value: it stays)
                 and (x.evidence_turn_id = p.turn_id or x.valid_from = t.created_at)

@@ -507,13 +507,17 @@ declare
     v_entities integer;
 begin
     -- The turns about it (mentions of it, the words of memories about it), read again under the locks of
-    -- their sessions.
+    -- their sessions. For one agent, what that agent said and kept: an entity its tenant shares (entity_scope)
+    -- stays for the others.
     v_locked := memory_internal._lock_sessions(v_tenant, array(
         select t.session_key from memory_internal._turns_about(v_tenant, v_keys, v_names, null) as a
         inner join memory.turns as t on t.tenant_id = v_tenant and t.turn_id = a.turn_id
+        where forget_entity.agent_id is null or t.agent_id = forget_entity.agent_id
     ));
     v_turns := array(select a.turn_id from memory_internal._turns_about(v_tenant, v_keys, v_names, v_locked) as a);
-    delete from memory.entities as e where e.tenant_id = v_tenant and e.entity_id = any(v_keys);
+    delete from memory.entities as e
+    where e.tenant_id = v_tenant and e.entity_id = any(v_keys)
+        and (forget_entity.agent_id is null or e.agent_id = forget_entity.agent_id);
     get diagnostics v_entities = row_count;
     return next memory_internal._forget_said(
         v_tenant, v_locked, v_turns,

@@ -171,7 +171,7 @@ begin
                    select min(a) from unnest(e.aliases) as a where a = any(v_names)
                ) end)::integer as name_group
         from memory.entities as e
-        where e.tenant_id = tenant and (agent is null or e.agent_id = agent)
+        where e.tenant_id = tenant and (agent is null or e.agent_id in (agent, ''))
             and (e.normalized = any(v_names) or e.aliases && v_names)
             -- An entity no turn mentions (one kept for its state alone) lifts nothing.
             and exists (select from memory.entity_mentions as m where m.tenant_id = tenant and m.entity_id = e.entity_id)

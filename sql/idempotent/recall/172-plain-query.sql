@@ -100,7 +100,7 @@ as $$
              then format('i.tags && %L::text[]', memory_internal._json_texts(filters #> '{tags,any}')) end,
         case when filters ? 'entity_types'
              then format('exists (select 1 from memory.entities as e where e.tenant_id = memory.current_tenant() '
-                         'and e.agent_id = i.agent_id and e.normalized = any (i.subjects) and e.type = any (%L::text[]))',
+                         'and e.agent_id in (i.agent_id, '''') and e.normalized = any (i.subjects) and e.type = any (%L::text[]))',
                          memory_internal._json_texts(filters -> 'entity_types')) end
     ], null)
 $$;
