@@ -1,16 +1,21 @@
 """Memory lifecycle at scale: one tenant of many turns, aged through maintenance.
 
     .venv/bin/python bench/lifecycle.py --turns 1000000 [--queries 200] [--embedder local|none] [--reuse]
+        [--role app|superuser] [--recall-only]
 
 Builds `bench_lifecycle_<turns>`: one tenant and agent, sessions of 20 turns of Zipf text (the generator of
 bench/recall_latency.py), committed and enriched through the product (memory.commit, memory.work), with the
 local embedding model or, with --embedder none, full-text only. Runs maintenance once (one-off work such
 as putting a grown tenant's earlier vectors in the HNSW graph), then ages the tenant in simulated time: each
-session's last write is moved to a moment drawn uniformly over the past two years. Then times `call memory.maintain()`,
-which moves the sessions down the tiers (decay, then the agent's tier capacities), and a second run with
-nothing left to move; and recall p50 and p95 of the same queries with the default tiers (cold sessions left
-out) and with every tier (`tiers => '{hot,warm,cold}'`: no tier filter, the same tenant as without tiers),
-with tier_promote_on_recall off so that both see the same tiers. Writes bench/results/lifecycle-<turns>.json.
+session's last write is moved to a moment drawn uniformly over the past two years. Then times
+`call memory.maintain()`, which moves the sessions down the tiers (decay, then the agent's tier capacities), a
+second run with nothing left to move, and the vacuum autovacuum would run after them; then recall p50 and p95 of
+the same queries with the default tiers (cold sessions left out) and with every tier
+(`tiers => '{hot,warm,cold}'`: no tier filter, the same tenant as without tiers), with tier_promote_on_recall off
+so that both see the same tiers. Recall runs as deployed, as a login granted memory_app (row-level security on),
+unless --role superuser; maintenance runs as the superuser, as pg_cron's job does. Writes
+bench/results/lifecycle-<turns>.json (lifecycle-<turns>-superuser.json with --role superuser). --recall-only
+(with --reuse) times recall alone, on the tenant as an earlier run left it (lifecycle-<turns>[-superuser]-recall.json).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import sys
 import time
 
 import psycopg
-from common import SERVER, fresh_database, run_queue, save
+from common import ROLES, SERVER, connect_as, fresh_database, run_queue, save
 from psycopg.types.json import Jsonb
 from recall_latency import commit_sessions, percentiles, vocabulary, zipf_text
 
@@ -68,15 +73,29 @@ def timed(conn: psycopg.Connection, statement: str, params: tuple = ()) -> float
     return time.perf_counter() - started
 
 
-def measure(url: str, queries: list[str]) -> dict:
+def age_and_maintain(url: str) -> dict:
+    """Ages the tenant and times the maintenance (and vacuum) that moves it down the tiers."""
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("call memory.maintain()")  # one-off work first (a grown tenant's vectors join the graph)
         age(conn)
         first = timed(conn, "call memory.maintain()")
         again = timed(conn, "call memory.maintain()")
+        # What moved to cold left dead rows in the indexes of what is not cold until autovacuum comes by.
+        vacuum = timed(conn, "vacuum analyze")
         (moved,) = conn.execute(
             "select actions -> 'tiers_moved' from memory.maintenance_runs order by run_id desc offset 1 limit 1"
         ).fetchone()
+    return {
+        "maintain_seconds": round(first, 2),
+        "maintain_again_seconds": round(again, 2),
+        "vacuum_seconds": round(vacuum, 2),
+        "tiers_moved": moved,
+    }
+
+
+def recall_times(url: str, queries: list[str], role: str) -> dict:
+    """Recall p50/p95 with the default tiers and with every tier, as the role given."""
+    with psycopg.connect(url, autocommit=True) as conn:
         tiers = dict(conn.execute("select tier, count(*) from memory.sessions group by tier").fetchall())
         turns_by_tier = dict(
             conn.execute(
@@ -84,6 +103,7 @@ def measure(url: str, queries: list[str]) -> dict:
                 " session_key) group by s.tier"
             ).fetchall()
         )
+    with psycopg.connect(connect_as(url, role), autocommit=True) as conn:
         recall = "select count(*) from memory.recall(%s, k => 10, weights => %s, tiers => %s)"
         for query in queries[:10]:  # warm the caches the same way for both
             for tiers_asked in (None, EVERY_TIER):
@@ -93,9 +113,6 @@ def measure(url: str, queries: list[str]) -> dict:
             default.append(timed(conn, recall, (query, NO_PROMOTION, None)))
             every.append(timed(conn, recall, (query, NO_PROMOTION, EVERY_TIER)))
     result = {
-        "maintain_seconds": round(first, 2),
-        "maintain_again_seconds": round(again, 2),
-        "tiers_moved": moved,
         "sessions_by_tier": tiers,
         "turns_by_tier": turns_by_tier,
         "recall_cold_left_out": percentiles(default),
@@ -113,6 +130,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--embedder", choices=["local", "none"], default="local")
     parser.add_argument("--reuse", action="store_true", help="keep a database already built for the size")
+    parser.add_argument("--role", choices=ROLES, default="app", help="who recalls (app: memory_app, RLS on)")
+    parser.add_argument(
+        "--recall-only", action="store_true", help="with --reuse: time recall on the tenant as an earlier run aged it"
+    )
     args = parser.parse_args()
 
     words = vocabulary()
@@ -120,22 +141,35 @@ def main() -> None:
     rng = random.Random(99)
     queries = [zipf_text(rng, words, weights, rng.randint(3, 8)) for _ in range(args.queries)]
     url = (args.reuse and loaded(args.turns)) or None
+    if args.recall_only and url is None:
+        parser.error("--recall-only needs --reuse and a database an earlier run built and aged")
     built = None
     if url is None:
         started = time.perf_counter()
         url = build(args.turns, args.embedder, words, weights)
         built = round(time.perf_counter() - started)
         print(f"built {args.turns} turns in {built} s", file=sys.stderr)
-    result = measure(url, queries)
+    result = {} if args.recall_only else age_and_maintain(url)
+    result.update(recall_times(url, queries, args.role))
     print(
-        f"{args.turns} turns: maintain {result['maintain_seconds']} s (again {result['maintain_again_seconds']} s),"
-        f" sessions by tier {result['sessions_by_tier']} | recall p50 cold left out"
+        f"{args.turns} turns: maintain {result.get('maintain_seconds')} s (again {result.get('maintain_again_seconds')}"
+        f" s, vacuum {result.get('vacuum_seconds')} s), sessions by tier {result['sessions_by_tier']}"
+        f" | recall p50 cold left out"
         f" {result['recall_cold_left_out']['p50_ms']} ms, every tier {result['recall_every_tier']['p50_ms']} ms"
         f" ({result['p50_every_tier_over_cold_left_out']}x)"
     )
+    role = "" if args.role == "app" else f"-{args.role}"
+    name = f"lifecycle-{args.turns}{role}{'-recall' if args.recall_only else ''}.json"
     path = save(
-        f"lifecycle-{args.turns}.json",
-        {"turns": args.turns, "embedder": args.embedder, "queries": args.queries, "build_seconds": built, **result},
+        name,
+        {
+            "turns": args.turns,
+            "embedder": args.embedder,
+            "queries": args.queries,
+            "role": args.role,
+            "build_seconds": built,
+            **result,
+        },
     )
     print(f"saved {path.relative_to(path.parents[2])}")
 
