@@ -103,19 +103,20 @@ def percentiles(samples: list[float]) -> dict:
 
 
 # The nearest 100 vectors as the data lets them be found (the HNSW graph, at half precision, for the vectors in
-# it; an exact scan for those of a tenant too small for the graph) and 100 chunks matching any query word.
+# it; an exact scan for those of a tenant too small for the graph) and 100 chunks matching any query word, of what
+# is not cold (what recall searches by default).
 LOWER_BOUND = """
     select (select count(*) from (
                 (select e.chunk_no from memory.chunk_embeddings as e
-                 where e.model = 'all-MiniLM-L6-v2' and e.in_graph
+                 where e.model = 'all-MiniLM-L6-v2' and e.in_graph and not e.cold
                  order by e.embedding::halfvec(384) <=> %(vector)s::halfvec(384) limit 100)
                 union all
                 (select e.chunk_no from memory.chunk_embeddings as e
-                 where e.model = 'all-MiniLM-L6-v2' and not e.in_graph
+                 where e.model = 'all-MiniLM-L6-v2' and not e.in_graph and not e.cold
                  order by e.embedding::vector(384) <=> %(vector)s::vector(384) limit 100)) as ann),
            (select count(*) from (
                 select c.chunk_no from memory.chunks as c
-                where c.tsv @@ %(tsquery)s::tsquery limit 100) as fts)
+                where c.tsv @@ %(tsquery)s::tsquery and not c.cold limit 100) as fts)
 """
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from psycopg import sql
+from psycopg.types.json import Json
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).with_name("agent-memory"))
@@ -129,6 +130,33 @@ def test_upgrade_keeps_what_was_committed_remembered_and_judged(bare_db, old_ver
     hits = bare_db.execute("select turn_id, agent_id from memory.recall('staging database Frankfurt')").fetchall()
     assert hits == [(turn, "ops")]
     assert bare_db.execute("select trust from memory.turns").fetchone()[0] > 1
+
+
+@pytest.mark.parametrize("old_version", [version for version in RELEASED if version >= "0.3.0"])
+def test_upgrade_marks_the_words_of_cold_sessions_cold(bare_db, old_version):
+    """Chunks written before 0.4.0 (here by hand: the released enrichment loads its own version's package) say
+    after the upgrade whether their session is cold, and recall leaves the cold one out."""
+    install(bare_db, old_version)
+    bare_db.execute("insert into memory.config (key, value) values ('embedder', '\"none\"'), ('enrich', '\"none\"')")
+    for session, text in (("s1", "The staging database moved to Frankfurt."), ("s2", "The staging cache is in Paris.")):
+        bare_db.execute("select memory.commit(%s, %s)", (session, Json([{"role": "user", "content": text}])))
+    bare_db.execute(
+        """insert into memory.chunks (tenant_id, turn_id, chunk_no, session_key, agent_id, text, text_sha256, tsv,
+                                     length)
+           select t.tenant_id, t.turn_id, 0, t.session_key, t.agent_id, t.content,
+                  sha256(convert_to(t.content, 'UTF8')), to_tsvector('english', t.content), 4
+           from memory.turns as t"""
+    )
+    bare_db.execute("update memory.sessions set tier = 'cold' where session_id = 's1'")
+    bare_db.execute("alter extension agent_memory update")
+    flags = bare_db.execute(
+        "select s.session_id, c.cold from memory.chunks as c join memory.sessions as s using (tenant_id, session_key)"
+        " order by 1"
+    ).fetchall()
+    assert flags == [("s1", True), ("s2", False)]
+    recalled = "select distinct session_id from memory.recall('staging', tiers => %s) order by 1"
+    assert bare_db.execute(recalled, (None,)).fetchall() == [("s2",)]
+    assert bare_db.execute(recalled, (["hot", "warm", "cold"],)).fetchall() == [("s1",), ("s2",)]
 
 
 def test_an_older_install_is_seen_and_upgraded_from_the_outside(db, bare_db):

@@ -84,13 +84,15 @@ def test_approximate_search_finds_vectors_in_and_outside_the_graph(tenants, db):
     assert approximate[0] == late
 
 
-def test_approximate_search_reads_the_graph_and_the_rows_outside_it(tenants, db):
+@pytest.mark.parametrize("cold", [False, True])
+def test_approximate_search_reads_the_graph_and_the_rows_outside_it(tenants, db, cold):
     big, _ = tenants
     for number, text in enumerate(TOPICS):
         commit(big, f"s{number}", text)
     statement = db.execute(
         "select memory_internal._nearest_sql('chunk_embeddings', array['turn_id', 'chunk_no'],"
-        " 'all-MiniLM-L6-v2', 384, false, null)"
+        " 'all-MiniLM-L6-v2', 384, false, null, %s)",
+        (cold,),
     ).fetchone()[0]
     db.execute("set enable_seqscan = off")
     parameters = "vector, text, text, timestamptz, timestamptz, text, bigint[], integer"
@@ -102,5 +104,7 @@ def test_approximate_search_reads_the_graph_and_the_rows_outside_it(tenants, db)
             " null, 3)"
         )
     )
-    assert "chunk_embeddings_hnsw_" in plan
+    # The graph of what is not cold always, that of what is cold only when asked for.
+    assert "using chunk_embeddings_hnsw_6136536182 " in plan
+    assert ("chunk_embeddings_hnsw_cold_" in plan) == cold
     assert "chunk_embeddings_outside_graph" in plan

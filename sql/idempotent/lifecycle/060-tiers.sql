@@ -272,3 +272,138 @@ $$;
 comment on function memory_internal._mark_used(text, bigint[], bigint[]) is
 'Internal: marks sessions, and the memories carried by turns, used now and moves them to hot (once an hour '
 'at most, skipping rows other transactions hold).';
+
+-- Cold out of the indexes: a chunk, its vectors and a session's vector say whether their item is cold, and the
+-- full-text and HNSW indexes are split on it (memory_internal._ensure_vector_index), so that recall, which leaves
+-- cold out by default, searches only what is not cold. A turn's words are cold when every memory the turn holds
+-- is, or, holding none, when its session is (as memory_internal._turn_filter reads tiers).
+create or replace function memory_internal._turn_is_cold(tenant text, session bigint, turn bigint) returns boolean
+language sql
+stable
+as $$
+    select coalesce(
+        (select bool_and(m.tier = 'cold') from memory.memories as m where m.tenant_id = tenant and m.turn_id = turn),
+        (select s.tier = 'cold' from memory.sessions as s where s.tenant_id = tenant and s.session_key = session),
+        false
+    )
+$$;
+
+comment on function memory_internal._turn_is_cold(text, bigint, bigint) is
+'Internal: whether a turn''s words are cold (every memory it holds is, or, holding none, its session is).';
+
+-- Whether a tenant has sessions or memories in a tier (an index probe each). plpgsql, so its plans are kept.
+create or replace function memory_internal._tenant_has_tier(tenant text, tier text) returns boolean
+language plpgsql
+stable
+as $$
+begin
+    return exists (select from memory.sessions as s where s.tenant_id = tenant and s.tier = _tenant_has_tier.tier)
+        or exists (select from memory.memories as m where m.tenant_id = tenant and m.tier = _tenant_has_tier.tier);
+end
+$$;
+
+comment on function memory_internal._tenant_has_tier(text, text) is
+'Internal: whether a tenant has sessions or memories in a tier.';
+
+-- The tiers recall's candidate lists keep to, for the tiers asked: a lookup per candidate only when the tenant
+-- has sessions or memories in hot or warm and they are left out; cold is left out by the indexes, for free, and
+-- searched only when asked for and the tenant has something cold (null: no filter at all).
+create or replace function memory_internal._list_tiers(tenant text, tiers text[]) returns text[]
+language plpgsql
+stable
+as $$
+begin
+    return case
+        when exists (
+            select from unnest(array['hot', 'warm']) as l (tier)
+            where not l.tier = any(tiers) and memory_internal._tenant_has_tier(tenant, l.tier)
+        ) then tiers
+        when 'cold' = any(tiers) and memory_internal._tenant_has_tier(tenant, 'cold') then null
+        else array['hot', 'warm']
+    end;
+end
+$$;
+
+comment on function memory_internal._list_tiers(text, text[]) is
+'Internal: the tiers recall''s candidate lists keep to for the tiers asked (null: every tier, no filter).';
+
+-- Brings the cold flags of a session's chunks, chunk vectors and session vector, or of one turn's chunks and
+-- their vectors, in line with their items' tiers. A vector that changes side moves from one HNSW graph to the
+-- other (one graph insert). The turns are locked first, so that two changes to one turn's items (two memories
+-- that share its words) are synced one after the other, then the chunks in key order, as enrichment writes
+-- them (re-enrichment also writes the flag again, so a chunk written from a tier read before it changed heals).
+create or replace function memory_internal._sync_cold(tenant text, session bigint, turn bigint) returns void
+language plpgsql
+as $$
+declare
+    v_turns bigint [] := case
+        when turn is not null then array[turn]
+        else array(select t.turn_id from memory.turns as t where t.tenant_id = tenant and t.session_key = session)
+    end;
+begin
+    perform from memory.turns as t where t.tenant_id = tenant and t.turn_id = any(v_turns) order by t.turn_id
+    for no key update;
+    perform from memory.chunks as c where c.tenant_id = tenant and c.turn_id = any(v_turns)
+    order by c.turn_id, c.chunk_no
+    for no key update;
+    update memory.chunks as c set cold = not c.cold
+    where c.tenant_id = tenant and c.turn_id = any(v_turns)
+        and c.cold <> memory_internal._turn_is_cold(c.tenant_id, c.session_key, c.turn_id);
+    update memory.chunk_embeddings as e set cold = c.cold
+    from memory.chunks as c
+    where c.tenant_id = tenant and c.turn_id = any(v_turns)
+        and e.tenant_id = c.tenant_id and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no and e.cold <> c.cold;
+    update memory.session_embeddings as e set cold = s.tier = 'cold'
+    from memory.sessions as s
+    where turn is null and s.tenant_id = tenant and s.session_key = session
+        and e.tenant_id = s.tenant_id and e.session_key = s.session_key and e.cold <> (s.tier = 'cold');
+end
+$$;
+
+comment on function memory_internal._sync_cold(text, bigint, bigint) is
+'Internal: brings the cold flags of a session''s words and vectors (turn null) or of one turn''s in line with '
+'their items'' tiers.';
+
+create or replace function memory_internal._session_tier_changed() returns trigger
+language plpgsql
+as $$
+begin
+    perform memory_internal._sync_cold(new.tenant_id, new.session_key, null);
+    return null;
+end
+$$;
+
+comment on function memory_internal._session_tier_changed() is
+'Internal: trigger that keeps the cold flags of a session''s words and vectors when it goes to or leaves cold.';
+
+drop trigger if exists sessions_cold on memory.sessions;
+create trigger sessions_cold after update of tier on memory.sessions
+for each row when ((old.tier = 'cold') is distinct from (new.tier = 'cold'))
+execute function memory_internal._session_tier_changed();
+
+-- A memory decides its turn's side when it changes tier across cold, and when it comes or goes.
+create or replace function memory_internal._memory_tier_changed() returns trigger
+language plpgsql
+as $$
+declare
+    v_row memory.memories := case when tg_op = 'DELETE' then old else new end;
+begin
+    perform memory_internal._sync_cold(v_row.tenant_id, null, v_row.turn_id);
+    return null;
+end
+$$;
+
+comment on function memory_internal._memory_tier_changed() is
+'Internal: trigger that keeps the cold flags of a memory''s words and vectors as its tier changes, and when it '
+'comes or goes.';
+
+drop trigger if exists memories_cold on memory.memories;
+create trigger memories_cold after update of tier on memory.memories
+for each row when ((old.tier = 'cold') is distinct from (new.tier = 'cold'))
+execute function memory_internal._memory_tier_changed();
+drop trigger if exists memories_cold_added on memory.memories;
+create trigger memories_cold_added after insert on memory.memories
+for each row execute function memory_internal._memory_tier_changed();
+drop trigger if exists memories_cold_removed on memory.memories;
+create trigger memories_cold_removed after delete on memory.memories
+for each row execute function memory_internal._memory_tier_changed();

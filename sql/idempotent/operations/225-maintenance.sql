@@ -32,6 +32,7 @@ declare
     v_retired text [];
     v_dropped jsonb := '{}';
     v_model text;
+    v_index text;
     v_lock_timeout text := pg_catalog.current_setting('lock_timeout');
     v_vectors bigint;
     v_sessions bigint;
@@ -59,7 +60,10 @@ begin
             and (
                 exists (select from memory.chunk_embeddings as e where e.model = m.model)
                 or exists (select from memory.session_embeddings as e where e.model = m.model)
-                or to_regclass('memory.chunk_embeddings_hnsw_' || left(md5(m.model), 10)) is not null
+                or exists (
+                    select from memory_internal._vector_indexes(m.model) as i
+                    where to_regclass('memory.' || i.index_name) is not null
+                )
             )
         order by m.model
     loop
@@ -71,8 +75,9 @@ begin
         -- drop: after five seconds it gives up, and the next run tries again.
         begin
             perform pg_catalog.set_config('lock_timeout', '5s', true);
-            execute format('drop index if exists memory.%I', 'chunk_embeddings_hnsw_' || left(md5(v_model), 10));
-            execute format('drop index if exists memory.%I', 'session_embeddings_hnsw_' || left(md5(v_model), 10));
+            for v_index in select i.index_name from memory_internal._vector_indexes(v_model) as i loop
+                execute format('drop index if exists memory.%I', v_index);
+            end loop;
             perform pg_catalog.set_config('lock_timeout', v_lock_timeout, true);
         exception when lock_not_available then
             raise notice 'agent_memory: the indexes of retired model % are in use; the next memory.maintain() drops them',

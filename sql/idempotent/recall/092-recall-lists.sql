@@ -5,9 +5,11 @@
 
 -- One row when a turn passes recall's filters on event time, source, sessions (entity_mode all: the
 -- sessions that mention every entity), tiers and run (its session's, or the memory's it carries) and tools (a
--- tool result of one of these tools, with one of these statuses), none otherwise. Used as `cross join lateral
--- memory_internal._turn_filter(...)`: the planner inlines it, a filter not given folds away, and with it the
--- lookup it needs (a scalar function with subqueries could not be inlined).
+-- tool result of one of these tools, with one of these statuses), none otherwise. Tiers that leave out cold
+-- alone are not looked up here: each chunk and vector says whether it is cold, and the lists read that flag
+-- through indexes that hold only one side (a constant when planned: the lists' plans are made for each call).
+-- Used as `cross join lateral memory_internal._turn_filter(...)`: the planner inlines it, a filter not given
+-- folds away, and with it the lookup it needs (a scalar function with subqueries could not be inlined).
 drop function if exists memory_internal._turn_filter(
     text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[]
 );
@@ -33,7 +35,7 @@ as $$
                 where s.tenant_id = tenant and s.session_key = session and s.source = _turn_filter.source
             ))
         -- The words of a memory are in the memory's tier, other turns in their session's.
-        and (tiers is null or coalesce(
+        and (tiers is null or tiers @> array['hot', 'warm'] or coalesce(
                 (select bool_or(m.tier = any(tiers)) from memory.memories as m
                  where m.tenant_id = tenant and m.turn_id = turn),
                 exists (
@@ -63,12 +65,14 @@ comment on function memory_internal._turn_filter(
 
 -- The statement of a nearest-vector list over chunk_embeddings or session_embeddings ("e"): the query
 -- vector is $1, the tenant $2, the list's length $8 (other filters' parameters as
--- memory_internal._candidate_chunks passes them). Exact search sorts every distance ("+ 0" keeps the HNSW
--- index out). Approximate search takes the nearest from the model's HNSW graph (at half precision, with
--- iterative scan, so filters do not starve the list) and from the tenant's vectors not yet in the graph
--- (memory_internal._in_graph), scanned exactly, and keeps the nearest of both by their exact distance.
+-- memory_internal._candidate_chunks passes them), over cold vectors too or not. Exact search sorts every
+-- distance ("+ 0" keeps the HNSW index out). Approximate search takes the nearest from the model's HNSW graph
+-- of what is not cold, and of what is cold when asked (at half precision, with iterative scan, so filters do
+-- not starve the list), and from the tenant's vectors not yet in a graph (memory_internal._in_graph), scanned
+-- exactly, and keeps the nearest of them all by their exact distance.
+drop function if exists memory_internal._nearest_sql(text, text[], text, integer, boolean, text);
 create or replace function memory_internal._nearest_sql(
-    relation text, keys text[], model text, dimensions integer, exact boolean, filter text
+    relation text, keys text[], model text, dimensions integer, exact boolean, filter text, cold boolean
 ) returns text
 language plpgsql
 immutable
@@ -79,27 +83,32 @@ declare
     v_graph_distance text := format('e.embedding::halfvec(%1$s) <=> $1::halfvec(%1$s)', dimensions);
     v_rows text := format('from memory.%I as e where e.model = %L and e.tenant_id = $2 %s', relation, model,
                           coalesce(filter, ''));
+    v_not_cold text := case when not cold then 'and not e.cold' else '' end;
+    -- One branch per graph searched: the graph of what is not cold, then that of what is cold.
+    v_graphs text := (
+        select string_agg(format('(select %s, %s as distance %s and e.in_graph and %s order by %s limit $8) union all ',
+                                 v_keys, v_distance, v_rows, g.side, v_graph_distance), '')
+        from unnest(case when cold then array['not e.cold', 'e.cold'] else array['not e.cold'] end) as g (side)
+    );
 begin
     return format(
         'select %s from (%s) as n',
         (select string_agg(format('array_agg(n.%I)', k), ', ') from unnest(keys) as k),
         case when exact then
-            format('select %s %s order by (%s) + 0 limit $8', v_keys, v_rows, v_distance)
+            format('select %s %s %s order by (%s) + 0 limit $8', v_keys, v_rows, v_not_cold, v_distance)
         else
-            format('select u.* from ('
-                   '(select %1$s, %2$s as distance %3$s and e.in_graph order by %4$s limit $8) '
-                   'union all '
-                   '(select %1$s, (%2$s) + 0 as distance %3$s and not e.in_graph order by (%2$s) + 0 limit $8)'
+            format('select u.* from (%s'
+                   '(select %s, (%s) + 0 as distance %s and not e.in_graph %s order by (%s) + 0 limit $8)'
                    ') as u order by u.distance limit $8',
-                   v_keys, v_distance, v_rows, v_graph_distance)
+                   v_graphs, v_keys, v_distance, v_rows, v_not_cold, v_distance)
         end
     );
 end
 $$;
 
-comment on function memory_internal._nearest_sql(text, text[], text, integer, boolean, text) is
-'Internal: the statement of a nearest-vector candidate list (exact, or the HNSW graph with the vectors '
-'outside it) for memory_internal._candidate_chunks.';
+comment on function memory_internal._nearest_sql(text, text[], text, integer, boolean, text, boolean) is
+'Internal: the statement of a nearest-vector candidate list (exact, or the HNSW graphs with the vectors '
+'outside them), over cold vectors too or not, for memory_internal._candidate_chunks.';
 
 -- The full-text lists. The chunk list: the top recall_candidates chunks of the tenant by BM25 among those that
 -- match the query's generating terms and pass recall's filters. It runs as memory_observer, which reads chunks,
@@ -126,6 +135,8 @@ declare
     v_k1 double precision := (settings ->> 'bm25_k1')::double precision;
     v_b double precision := (settings ->> 'bm25_b')::double precision;
     v_context_weight double precision := (settings ->> 'context_weight')::double precision;
+    -- Whether the tiers take in what is cold (null: every tier).
+    v_cold boolean := tiers is null or 'cold' = any(tiers);
 begin
     return query
     select c.turn_id, c.chunk_no
@@ -136,6 +147,8 @@ begin
     cross join lateral memory_internal._chunk_bm25(c.tsv, c.length, c.context_length, q.lexemes, q.idf, v_k1, v_b,
                                                    q.avg_length, v_context_weight) as s
     where c.tenant_id = tenant and c.tsv @@ q.generating
+        -- Without cold, the index of what is not cold; with it, both indexes.
+        and (c.cold and v_cold or not c.cold)
         and memory_internal._visible_to(_full_text_candidates.agent_id, q, c.agent_id, c.session_key, c.turn_id)
     order by s.bm25 desc, c.turn_id
     limit (settings ->> 'recall_candidates')::integer;
@@ -202,9 +215,11 @@ as $$
 declare
     v_candidates integer := (settings ->> 'recall_candidates')::integer;
     v_exact boolean := q.chunks_in_scope <= (settings ->> 'exact_search_max_chunks')::bigint;
-    -- Whether a filter that sessions answer is given: unfiltered, a search reads vectors alone.
+    v_cold boolean := tiers is null or 'cold' = any(tiers);
+    -- Whether a filter that sessions answer is given: unfiltered, a search reads vectors alone (and their cold
+    -- flag, when tiers leave out cold alone).
     v_sessions_filtered boolean := coalesce(agent_id, source, q.run_id) is not null or q.entity_sessions is not null
-                                   or tiers is not null;
+                                   or not coalesce(tiers @> array['hot', 'warm'], true);
 begin
     if not v_exact then
         perform set_config('hnsw.iterative_scan', 'relaxed_order', true);
@@ -221,7 +236,8 @@ begin
                 where c.tenant_id = e.tenant_id and c.turn_id = e.turn_id and c.chunk_no = e.chunk_no
                     and memory_internal._visible_to($3, $10, c.agent_id, c.session_key, c.turn_id)
             )$filter$
-        end
+        end,
+        v_cold
     ) into turn_ids, chunk_nos
     using query_vector, tenant, _vector_candidates.agent_id, since, until, _vector_candidates.source,
           q.entity_sessions, v_candidates, tiers, q;
@@ -236,7 +252,8 @@ begin
                     and ($6 is null or s.source = $6) and ($9 is null or s.tier = any($9))
                     and (($10).run_id is null or s.run_id = ($10).run_id)
             )$filter$
-        end
+        end,
+        v_cold
     ) into session_keys
     using query_vector, tenant, _vector_candidates.agent_id, since, until, _vector_candidates.source,
           q.entity_sessions, (settings ->> 'session_candidates')::integer, tiers, q;
@@ -265,6 +282,7 @@ declare
     v_dense_chunks integer [];
     v_vector_sessions bigint [];
     v_tags text [] := array(select jsonb_array_elements_text(settings -> 'recall_tags'));
+    v_cold boolean := tiers is null or 'cold' = any(tiers);
 begin
     if q.generating is not null then
         select array_agg(l.turn_id), array_agg(l.chunk_no) into v_lex_keys, v_lex_chunks
@@ -305,6 +323,7 @@ begin
             left join memory.chunk_embeddings as e
                 on c.tenant_id = e.tenant_id and c.turn_id = e.turn_id and c.chunk_no = e.chunk_no and e.model = recall_model
             where c.tenant_id = tenant and c.session_key = found.session_key
+                and (c.cold and v_cold or not c.cold)
             -- Full-text rank only decides among chunks without a vector (computed for those alone).
             order by e.embedding <=> query_vector nulls last,
                 case when e.embedding is null then ts_rank_cd(c.tsv, q.tsquery) end desc nulls last, c.turn_id
@@ -321,7 +340,7 @@ begin
     cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, since, until,
                                                     _candidate_chunks.source, q.entity_sessions, tiers, q.tools,
                                                     q.tool_statuses, q.run_id)
-    where m.tenant_id = tenant
+    where m.tenant_id = tenant and (c.cold and v_cold or not c.cold)
         and (
             m.memory_id in (
                 select e.memory_id from memory.memory_evidence as e

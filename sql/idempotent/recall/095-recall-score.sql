@@ -501,14 +501,7 @@ begin
     -- At as_of, nothing said after it is recalled.
     from memory_internal._candidate_chunks(
         v_tenant, agent_id, since, least(until, as_of), source, v_cfg, v_q, v_vector, v_recall_model,
-        -- A filter only when the tenant has sessions or memories in a tier left out (an index probe each).
-        case when exists (
-            select from unnest(array['hot', 'warm', 'cold']) as l (tier)
-            where not l.tier = any(v_tiers) and (
-                exists (select from memory.sessions as s where s.tenant_id = v_tenant and s.tier = l.tier)
-                or exists (select from memory.memories as m where m.tenant_id = v_tenant and m.tier = l.tier)
-            )
-        ) then v_tiers end
+        memory_internal._list_tiers(v_tenant, v_tiers)
     ) as c;
 
     select * into v_fusion from memory_internal._signal_calls('fusion', v_cfg);

@@ -46,19 +46,38 @@ $$;
 comment on function memory_internal._count_chunks(text[], text[], integer[], tsvector[], integer) is
 'Internal: adds or removes chunks from the BM25 statistics (memory.lexicon, memory.corpus).';
 
+-- An update counts out and in only the rows whose counted fields (agent, length, full-text vector) changed: a
+-- flag such as cold changes no statistic, and counting it out and in again would lock the tenant's statistics.
 create or replace function memory_internal._chunks_changed() returns trigger
 language plpgsql
 as $$
 begin
-    if tg_op in ('DELETE', 'UPDATE') then
+    if tg_op = 'DELETE' then
         perform memory_internal._count_chunks(array_agg(o.tenant_id), array_agg(o.agent_id), array_agg(o.length),
                                      array_agg(o.tsv), -1)
         from old_chunks as o having count(*) > 0;
-    end if;
-    if tg_op in ('INSERT', 'UPDATE') then
+    elsif tg_op = 'INSERT' then
         perform memory_internal._count_chunks(array_agg(n.tenant_id), array_agg(n.agent_id), array_agg(n.length),
                                      array_agg(n.tsv), 1)
         from new_chunks as n having count(*) > 0;
+    else
+        perform memory_internal._count_chunks(array_agg(c.tenant_id), array_agg(c.agent_id), array_agg(c.length),
+                                              array_agg(c.tsv), c.sign)
+        from (
+            (
+                select o.tenant_id, o.turn_id, o.chunk_no, o.agent_id, o.length, o.tsv, -1 as sign from old_chunks as o
+                except all
+                select n.tenant_id, n.turn_id, n.chunk_no, n.agent_id, n.length, n.tsv, -1 from new_chunks as n
+            )
+            union all
+            (
+                select n.tenant_id, n.turn_id, n.chunk_no, n.agent_id, n.length, n.tsv, 1 from new_chunks as n
+                except all
+                select o.tenant_id, o.turn_id, o.chunk_no, o.agent_id, o.length, o.tsv, 1 from old_chunks as o
+            )
+        ) as c
+        group by c.sign
+        order by c.sign;
     end if;
     return null;
 end

@@ -124,14 +124,12 @@ begin
         -- rows. Chunks forgotten while they were embedded are left out.
         perform from memory.sessions as s where s.session_key = any (v_sessions) order by s.session_key
         for key share;
-        insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding, in_graph)
+        insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding, in_graph,
+                                             cold)
         select k.tenant_id, k.turn_id, k.chunk_no, v_model.model, sha256(convert_to(k.text, 'UTF8')), k.embedding,
-               memory_internal._in_graph(k.tenant_id)
+               memory_internal._in_graph(k.tenant_id), c.cold
         from unnest(v_tenants, v_keys, v_nos, v_texts, v_vectors) as k (tenant_id, turn_id, chunk_no, text, embedding)
-        where exists (
-            select from memory.chunks as c
-            where c.tenant_id = k.tenant_id and c.turn_id = k.turn_id and c.chunk_no = k.chunk_no
-        )
+        inner join memory.chunks as c on c.tenant_id = k.tenant_id and c.turn_id = k.turn_id and c.chunk_no = k.chunk_no
         on conflict do nothing;
     end if;
     if v_count < reembed.max_chunks then

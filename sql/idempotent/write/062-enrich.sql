@@ -201,10 +201,10 @@ begin
     -- The own words keep tsvector weight D (the default), the context is weight C: memory_internal._chunk_bm25
     -- weighs them apart. Only chunks whose text, context or full-text vector changed are written.
     insert into memory.chunks as c (tenant_id, turn_id, chunk_no, session_key, agent_id, text, text_sha256, tsv,
-                                    length, context_turn_id, context_length)
+                                    length, context_turn_id, context_length, cold)
     select tenant, n.turn_id, n.chunk_no, session, t.agent_id, n.text, sha256(convert_to(n.text, 'UTF8')),
            v.own || setweight(v.context, 'C'), memory_internal._tsv_length(v.own), n.context_turn_id,
-           memory_internal._tsv_length(v.context)
+           memory_internal._tsv_length(v.context), memory_internal._turn_is_cold(tenant, session, n.turn_id)
     from unnest(turn_ids, chunk_nos, texts, contexts, context_turn_ids)
         as n (turn_id, chunk_no, text, context, context_turn_id)
     inner join memory.turns as t on t.tenant_id = tenant and n.turn_id = t.turn_id
@@ -212,9 +212,9 @@ begin
     order by n.turn_id, n.chunk_no
     on conflict (tenant_id, turn_id, chunk_no) do update
     set text = excluded.text, text_sha256 = excluded.text_sha256, tsv = excluded.tsv, length = excluded.length,
-        context_turn_id = excluded.context_turn_id, context_length = excluded.context_length
+        context_turn_id = excluded.context_turn_id, context_length = excluded.context_length, cold = excluded.cold
     where c.text_sha256 <> excluded.text_sha256 or c.tsv <> excluded.tsv
-        or c.context_turn_id is distinct from excluded.context_turn_id;
+        or c.context_turn_id is distinct from excluded.context_turn_id or c.cold <> excluded.cold;
 end
 $$;
 
@@ -226,7 +226,7 @@ comment on function memory_internal._write_chunks(
 
 -- A session's chunk vectors: those of changed text dropped, the new ones (or the caller's vectors) written,
 -- in the HNSW graph once the tenant is large enough to be searched approximately (memory.maintain adds the
--- vectors it wrote before).
+-- vectors it wrote before), and each on the side of its chunk (cold or not).
 create or replace function memory_internal._write_chunk_vectors(
     tenant text, session bigint, provider text, embedding_model text, turn_ids bigint[], chunk_nos integer[],
     texts text[], vectors vector[]
@@ -240,20 +240,28 @@ begin
     using memory.chunks as c
     where c.tenant_id = tenant and c.session_key = session and e.tenant_id = c.tenant_id
         and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no and e.text_sha256 <> c.text_sha256;
+    update memory.chunk_embeddings as e set cold = c.cold
+    from memory.chunks as c
+    where c.tenant_id = tenant and c.session_key = session and e.tenant_id = c.tenant_id
+        and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no and e.cold <> c.cold;
     if provider = 'client' then
-        insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding, in_graph)
-        select c.tenant_id, c.turn_id, c.chunk_no, 'client', c.text_sha256, t.client_embedding, v_in_graph
+        insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding, in_graph,
+                                             cold)
+        select c.tenant_id, c.turn_id, c.chunk_no, 'client', c.text_sha256, t.client_embedding, v_in_graph, c.cold
         from memory.chunks as c
         inner join memory.turns as t on c.tenant_id = t.tenant_id and c.turn_id = t.turn_id
         where c.tenant_id = tenant and c.session_key = session and t.client_embedding is not null
         on conflict do nothing;
     elsif texts is not null then
-        insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding, in_graph)
+        insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding, in_graph,
+                                             cold)
         select tenant, k.turn_id, k.chunk_no, embedding_model, sha256(convert_to(k.text, 'UTF8')), k.embedding,
-               v_in_graph
+               v_in_graph, c.cold
         from unnest(turn_ids, chunk_nos, texts, vectors) as k (turn_id, chunk_no, text, embedding)
+        inner join memory.chunks as c on c.tenant_id = tenant and c.turn_id = k.turn_id and c.chunk_no = k.chunk_no
         on conflict (tenant_id, turn_id, chunk_no, model) do update
-        set text_sha256 = excluded.text_sha256, embedding = excluded.embedding, in_graph = excluded.in_graph;
+        set text_sha256 = excluded.text_sha256, embedding = excluded.embedding, in_graph = excluded.in_graph,
+            cold = excluded.cold;
     end if;
     perform memory_internal._mark_ready_if_complete(embedding_model);
 end
@@ -398,10 +406,13 @@ create or replace function memory_internal._embed_session(tenant text, session b
 language plpgsql
 as $$
 begin
-    insert into memory.session_embeddings as e (tenant_id, session_key, model, text_sha256, embedding, in_graph)
+    insert into memory.session_embeddings as e (tenant_id, session_key, model, text_sha256, embedding, in_graph,
+                                                cold)
     select tenant, session, _embed_session.model,
            sha256(string_agg(c.text_sha256, '' order by c.turn_id, c.chunk_no)),
-           l2_normalize(avg(ce.embedding)), memory_internal._in_graph(tenant)
+           l2_normalize(avg(ce.embedding)), memory_internal._in_graph(tenant),
+           coalesce((select s.tier = 'cold' from memory.sessions as s where s.tenant_id = tenant and s.session_key = session),
+                    false)
     from memory.chunks as c
     cross join lateral (
         select e.embedding from memory.chunk_embeddings as e
@@ -412,8 +423,9 @@ begin
     where c.tenant_id = tenant and c.session_key = session
     having count(*) > 0
     on conflict on constraint session_embeddings_pkey do update
-    set text_sha256 = excluded.text_sha256, embedding = excluded.embedding, in_graph = excluded.in_graph
-    where e.text_sha256 <> excluded.text_sha256;
+    set text_sha256 = excluded.text_sha256, embedding = excluded.embedding, in_graph = excluded.in_graph,
+        cold = excluded.cold
+    where e.text_sha256 <> excluded.text_sha256 or e.cold <> excluded.cold;
 end
 $$;
 
