@@ -104,20 +104,30 @@ def percentiles(samples: list[float]) -> dict:
 
 # The nearest 100 vectors as the data lets them be found (the HNSW graph, at half precision, for the vectors in
 # it; an exact scan for those of a tenant too small for the graph) and 100 chunks matching any query word, of what
-# is not cold (what recall searches by default).
+# is not cold (what recall searches by default; a build before 0.4.0's split has no cold: compare_builds.py).
 LOWER_BOUND = """
     select (select count(*) from (
                 (select e.chunk_no from memory.chunk_embeddings as e
-                 where e.model = 'all-MiniLM-L6-v2' and e.in_graph and not e.cold
+                 where e.model = 'all-MiniLM-L6-v2' and e.in_graph {vector_not_cold}
                  order by e.embedding::halfvec(384) <=> %(vector)s::halfvec(384) limit 100)
                 union all
                 (select e.chunk_no from memory.chunk_embeddings as e
-                 where e.model = 'all-MiniLM-L6-v2' and not e.in_graph and not e.cold
+                 where e.model = 'all-MiniLM-L6-v2' and not e.in_graph {vector_not_cold}
                  order by e.embedding::vector(384) <=> %(vector)s::vector(384) limit 100)) as ann),
            (select count(*) from (
                 select c.chunk_no from memory.chunks as c
-                where c.tsv @@ %(tsquery)s::tsquery and not c.cold limit 100) as fts)
+                where c.tsv @@ %(tsquery)s::tsquery {chunk_not_cold} limit 100) as fts)
 """
+
+
+def lower_bound(conn: psycopg.Connection) -> str:
+    """The lower bound's statement for this database's build (with or without the cold half of the indexes)."""
+    (split,) = conn.execute(
+        "select exists (select from pg_attribute where attrelid = 'memory.chunks'::regclass and attname = 'cold')"
+    ).fetchone()
+    return LOWER_BOUND.format(
+        vector_not_cold="and not e.cold" if split else "", chunk_not_cold="and not c.cold" if split else ""
+    )
 
 
 def measure(url: str, queries: list[str]) -> dict:
@@ -131,12 +141,13 @@ def measure(url: str, queries: list[str]) -> dict:
             for q in queries
         ]
         recall, bound, embed = [], [], []
+        bound_statement = lower_bound(conn)
         for query, vector, tsquery in zip(queries, vectors, tsqueries, strict=True):
             started = time.perf_counter()
             conn.execute("select count(*) from memory.recall(%s, k => 10)", (query,)).fetchone()
             recall.append(time.perf_counter() - started)
             started = time.perf_counter()
-            conn.execute(LOWER_BOUND, {"vector": vector, "tsquery": tsquery or "nothing"}).fetchone()
+            conn.execute(bound_statement, {"vector": vector, "tsquery": tsquery or "nothing"}).fetchone()
             bound.append(time.perf_counter() - started)
             started = time.perf_counter()
             conn.execute("select memory.embed(array[%s])", (query,)).fetchone()
