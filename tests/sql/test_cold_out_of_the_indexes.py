@@ -1,6 +1,7 @@
 """Cold out of the indexes: chunks, their vectors and session vectors say whether their item is cold, in step with
 the tiers whatever moves them, and a recall that leaves cold out reads only the indexes of what is not cold."""
 
+import psycopg
 import pytest
 from psycopg.types.json import Json, Jsonb
 
@@ -123,3 +124,27 @@ def test_a_recall_without_cold_reads_only_the_indexes_of_what_is_not_cold(big):
     big.rollback()
     assert big.execute(query, (NO_PROMOTION, EVERY_TIER)).fetchone() == ("s3",)
     assert all(scans > 0 for scans in index_scans(big, COLD_INDEXES[1:] + WARM_GRAPHS).values())
+
+
+def test_maintenance_leaves_a_tenants_moves_whose_words_are_held_to_the_next_run(db, big, dsn):
+    db.execute(
+        "update memory.sessions set updated_at = now() - interval '400 days'"
+        " where tenant_id = 'big' and session_id = 's0'"
+    )
+    db.commit()
+    with psycopg.connect(dsn) as holder:  # as enrichment writing s0's chunks would
+        holder.execute(
+            "select from memory.chunks where tenant_id = 'big' and session_key ="
+            " (select session_key from memory.sessions where tenant_id = 'big' and session_id = 's0') for update"
+        )
+        db.execute("call memory.maintain()")
+        (moved,) = db.execute(
+            "select actions -> 'tiers_moved' -> 'big' from memory.maintenance_runs order by run_id desc limit 1"
+        ).fetchone()
+        assert "lock timeout" in moved["skipped"]
+        tier = "select tier from memory.sessions where tenant_id = 'big' and session_id = 's0'"
+        assert db.execute(tier).fetchone() == ("hot",)
+        db.commit()
+    db.execute("call memory.maintain()")
+    assert db.execute(tier).fetchone() == ("cold",)
+    assert out_of_step(db, "big") == (0, 6)

@@ -205,8 +205,15 @@ begin
             v_retention := v_retention || jsonb_build_object(v_tenant, v_archived);
         end if;
     end loop;
+    -- Each tenant's moves apart, too: a move across cold rewrites the flags of the item's words, whose rows
+    -- enrichment may hold; after five seconds that tenant's moves are left to the next run.
     for v_tenant in select distinct s.tenant_id from memory.sessions as s order by s.tenant_id loop
-        v_moved := memory_internal._move_tiers(v_tenant, pg_catalog.now());
+        begin
+            v_moved := memory_internal._move_tiers(v_tenant, pg_catalog.now());
+        exception when lock_not_available then
+            v_moved := jsonb_build_object('skipped', sqlerrm);
+            raise notice 'agent_memory: the tier moves of tenant % are left to the next run: %', v_tenant, sqlerrm;
+        end;
         if v_moved <> '{"to_warm": 0, "to_cold": 0}' then
             v_tiers := v_tiers || jsonb_build_object(v_tenant, v_moved);
         end if;
