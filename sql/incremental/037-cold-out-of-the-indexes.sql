@@ -2,7 +2,7 @@
 -- carry whether their item (the memories the turn holds, else the session) is cold, kept by triggers when
 -- tiers move. The full-text and HNSW indexes are split on it, so a recall that leaves cold out reads only
 -- what is not cold; one over every tier reads both halves. The HNSW graphs are made again, split, by
--- memory_internal._ensure_vector_index.
+-- memory_internal._ensure_vector_index; the vectors outside them (scanned exactly) are indexed by side too.
 alter table memory.chunks add column cold boolean not null default false;
 alter table memory.chunk_embeddings add column cold boolean not null default false;
 alter table memory.session_embeddings add column cold boolean not null default false;
@@ -50,3 +50,7 @@ alter table memory.session_embeddings enable trigger user;
 
 create index chunks_tsv on memory.chunks using gin (tsv) where not cold;
 create index chunks_tsv_cold on memory.chunks using gin (tsv) where cold;
+drop index memory.chunk_embeddings_outside_graph;
+drop index memory.session_embeddings_outside_graph;
+create index chunk_embeddings_outside_graph on memory.chunk_embeddings (tenant_id, model, cold) where not in_graph;
+create index session_embeddings_outside_graph on memory.session_embeddings (tenant_id, model, cold) where not in_graph;

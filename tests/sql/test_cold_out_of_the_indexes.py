@@ -148,3 +148,14 @@ def test_maintenance_leaves_a_tenants_moves_whose_words_are_held_to_the_next_run
     db.execute("call memory.maintain()")
     assert db.execute(tier).fetchone() == ("cold",)
     assert out_of_step(db, "big") == (0, 6)
+    # The move put no vector in a graph: s0's wait outside them (scanned exactly) for the next run's graph step.
+    graphs = """
+        select (select array_agg(e.in_graph) from memory.chunk_embeddings as e join memory.chunks as c
+                using (tenant_id, turn_id, chunk_no) where c.tenant_id = 'big' and c.session_key = s.session_key)
+               || (select array_agg(e.in_graph) from memory.session_embeddings as e
+                   where e.tenant_id = 'big' and e.session_key = s.session_key)
+        from memory.sessions as s where s.tenant_id = 'big' and s.session_id = 's0'
+    """
+    assert db.execute(graphs).fetchone() == ([False, False],)
+    db.execute("call memory.maintain()")
+    assert db.execute(graphs).fetchone() == ([True, True],)

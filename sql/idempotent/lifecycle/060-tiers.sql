@@ -328,10 +328,13 @@ comment on function memory_internal._list_tiers(text, text[]) is
 'Internal: the tiers recall''s candidate lists keep to for the tiers asked (null: every tier, no filter).';
 
 -- Brings the cold flags of a session's chunks, chunk vectors and session vector, or of one turn's chunks and
--- their vectors, in line with their items' tiers. A vector that changes side moves from one HNSW graph to the
--- other (one graph insert). The turns are locked first, so that two changes to one turn's items (two memories
--- that share its words) are synced one after the other, then the chunks in key order, as enrichment writes
--- them (re-enrichment also writes the flag again, so a chunk written from a tier read before it changed heals).
+-- their vectors, in line with their items' tiers. A vector that changes side leaves the HNSW graphs (in_graph
+-- false: a dead entry until vacuum) and is scanned exactly, on its side, until the next maintenance puts it in
+-- its side's graph (memory_internal._join_graphs): the move inserts nothing into a graph, so neither maintenance's
+-- moves nor a recall that brings a cold item back pay a graph insert. The turns are locked first, so that two
+-- changes to one turn's items (two memories that share its words) are synced one after the other, then the
+-- chunks in key order, as enrichment writes them (re-enrichment also writes the flag again, so a chunk written
+-- from a tier read before it changed heals).
 create or replace function memory_internal._sync_cold(tenant text, session bigint, turn bigint) returns void
 language plpgsql
 as $$
@@ -349,11 +352,11 @@ begin
     update memory.chunks as c set cold = not c.cold
     where c.tenant_id = tenant and c.turn_id = any(v_turns)
         and c.cold <> memory_internal._turn_is_cold(c.tenant_id, c.session_key, c.turn_id);
-    update memory.chunk_embeddings as e set cold = c.cold
+    update memory.chunk_embeddings as e set cold = c.cold, in_graph = false
     from memory.chunks as c
     where c.tenant_id = tenant and c.turn_id = any(v_turns)
         and e.tenant_id = c.tenant_id and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no and e.cold <> c.cold;
-    update memory.session_embeddings as e set cold = s.tier = 'cold'
+    update memory.session_embeddings as e set cold = s.tier = 'cold', in_graph = false
     from memory.sessions as s
     where turn is null and s.tenant_id = tenant and s.session_key = session
         and e.tenant_id = s.tenant_id and e.session_key = s.session_key and e.cold <> (s.tier = 'cold');

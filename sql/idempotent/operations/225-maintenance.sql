@@ -101,7 +101,7 @@ comment on function memory_internal._retire_models() is
 'model_retire_grace_hours (administrators only).';
 
 -- Tenants grown past their exact_search_max_chunks (as memory.config sets it): the vectors they wrote
--- before join the HNSW graphs.
+-- before, and those whose item went to or left cold since the last run, join the HNSW graphs.
 -- Returns how many chunk vectors joined, per tenant.
 create or replace function memory_internal._join_graphs() returns jsonb
 language plpgsql

@@ -243,8 +243,9 @@ comment on function memory_internal._in_graph(text) is
 
 -- Puts a tenant's vectors that are still outside the graphs into them, once it has grown past the
 -- threshold (a step of memory.maintain). Rows another transaction holds are skipped: the next run takes
--- them, and until then approximate search scans them exactly. Those are at most the threshold's worth,
--- since enrichment puts a large tenant's new vectors in the graph itself.
+-- them, and until then approximate search scans them exactly. Those are the threshold's worth, since
+-- enrichment puts a large tenant's new vectors in the graph itself, and the vectors whose item went to or left
+-- cold since the last run (memory_internal._sync_cold), each into the graph of its side.
 create or replace function memory_internal._join_graph(tenant text) returns void
 language sql
 as $$
