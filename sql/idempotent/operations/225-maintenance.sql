@@ -122,7 +122,9 @@ begin
             select from memory.session_embeddings as e where e.tenant_id = v_tenant and not e.in_graph
         ) then
             begin
-                perform memory_internal._join_graph(v_tenant);
+                perform memory_internal._join_graph(
+                    v_tenant, (memory_internal._configured_settings(v_tenant) ->> 'graph_join_batch')::integer
+                );
                 v_joined := v_joined || jsonb_build_object(v_tenant, v_outside - (
                     select count(*) from memory.chunk_embeddings as e where e.tenant_id = v_tenant and not e.in_graph
                 ));
@@ -206,11 +208,12 @@ begin
         end if;
     end loop;
     -- Each tenant's moves apart, too: a move across cold rewrites the flags of the item's words, whose rows
-    -- enrichment may hold; after five seconds that tenant's moves are left to the next run.
+    -- another transaction may hold (a tenant's own, or enrichment writing a memory's words); after five seconds,
+    -- or a deadlock, that tenant's moves are left to the next run.
     for v_tenant in select distinct s.tenant_id from memory.sessions as s order by s.tenant_id loop
         begin
             v_moved := memory_internal._move_tiers(v_tenant, pg_catalog.now());
-        exception when lock_not_available then
+        exception when lock_not_available or deadlock_detected then
             v_moved := jsonb_build_object('skipped', sqlerrm);
             raise notice 'agent_memory: the tier moves of tenant % are left to the next run: %', v_tenant, sqlerrm;
         end;

@@ -240,7 +240,7 @@ begin
     using memory.chunks as c
     where c.tenant_id = tenant and c.session_key = session and e.tenant_id = c.tenant_id
         and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no and e.text_sha256 <> c.text_sha256;
-    update memory.chunk_embeddings as e set cold = c.cold
+    update memory.chunk_embeddings as e set cold = c.cold, in_graph = false
     from memory.chunks as c
     where c.tenant_id = tenant and c.session_key = session and e.tenant_id = c.tenant_id
         and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no and e.cold <> c.cold;
