@@ -7,9 +7,9 @@ select memory_internal._check_setting_defaults();
 -- installed in (its types and operators), pg_temp last. Bodies name our own objects as memory.x.
 -- Procedures are left out: one with a SET clause cannot commit; theirs qualify every name instead.
 -- So are the few `language sql` expressions that recall inlines into its queries (a turn's memory, the
--- signals of memory.signals among them), and memory_internal._setting_definitions(), which memory.setting()
--- filters by key on every call (a SET clause would stop the planner from inlining them); they name tables
--- as memory.x and call operators of pg_catalog.
+-- signals of memory.signals among them), those commit inlines per message (its checks, text and hash), and
+-- memory_internal._setting_definitions(), which memory.setting() filters by key on every call (a SET clause
+-- would stop the planner from inlining them); they name tables as memory.x and call operators of pg_catalog.
 do $pin$
 declare
     v_vector_schema text := (
@@ -32,7 +32,10 @@ begin
                 ' text[], text)'::regprocedure,
                 'memory_internal._turn_memory(text, bigint, timestamptz, boolean)'::regprocedure,
                 'memory_internal._visible_to(text, memory_internal._recall_query, text, bigint, bigint)'::regprocedure,
-                'memory_internal._setting_definitions()'::regprocedure
+                'memory_internal._setting_definitions()'::regprocedure,
+                'memory_internal._message_problem(jsonb, integer, integer)'::regprocedure,
+                'memory_internal._message_text(jsonb)'::regprocedure,
+                'memory_internal._message_sha256(jsonb, text)'::regprocedure
             ])
             and not exists (select from memory.signals as s where to_regprocedure(s.function) = p.oid)
     loop

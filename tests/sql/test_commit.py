@@ -107,6 +107,8 @@ BAD = [
     ([{"role": "user"}], "message 0 has no content"),
     ([{"role": "user", "content": 5}], "message 0 has content that is neither a string nor a list of text parts"),
     ([{"role": "user", "content": [{"image": "x"}]}], "message 0 has a content part that is not text"),
+    ([{"role": "user", "content": ["a", ["b"]]}], "message 0 has a content part that is not text"),
+    ([{"role": "user", "content": [{"text": ["b"]}]}], "message 0 has a content part that is not text"),
     ([{"role": "user", "content": "a\u0000b"}], "message 0 contains a NUL character"),
     ([{"role": "user", "content": "x", "created_at": "yesterday"}], 'message 0 has created_at "yesterday"'),
     (
@@ -120,6 +122,7 @@ BAD = [
     ),
     ([{"role": "user", "content": "x", "embedding": [1, 2]}], "message 0 has an embedding that is not a list of 384"),
     ([{"role": "user", "content": "x", "embedding": [0] * 384}], "message 0 has an embedding that is all zeros"),
+    ([{"role": "user", "content": "x", "embedding": ["1"] * 384}], "message 0 has an embedding that is not a list"),
     ([CHAT[0], {"role": "user", "content": "x", "id": "i" * 1001}], "message 1 has an id over 1000 characters"),
     ([{"role": "user", "content": "x", "name": "n" * 3000}], "message 0 has a name over 1000 characters"),
     (
@@ -138,6 +141,25 @@ BAD = [
     ([{"role": "tool", "content": "x", "duration_ms": -5}], "message 0 has duration_ms -5, which is not a whole"),
     ([{"role": "tool", "content": "x", "duration_ms": "5s"}], 'message 0 has duration_ms "5s", which is not a whole'),
 ]
+
+
+def test_a_commits_per_message_checks_text_and_hash_are_inlined_not_called(db):
+    # One expression each, which the planner folds into commit's queries: called as functions, once or twice
+    # per message, they were half of a commit's time. A subquery or a pinned search_path in one stops that.
+    inlined = ["_message_problem(jsonb,integer,integer)", "_message_text(jsonb)", "_message_sha256(jsonb,text)"]
+    with db.transaction():
+        db.execute("set local track_functions = 'all'")
+        commit(db, CHAT)
+        calls = db.execute(
+            "select f, pg_stat_get_xact_function_calls(('memory_internal.' || f)::regprocedure)"
+            " from unnest(%s::text[]) as f",
+            (inlined,),
+        ).fetchall()
+        called = db.execute(
+            "select pg_stat_get_xact_function_calls('memory_internal._content_parts_text(jsonb)'::regprocedure)"
+        ).fetchone()[0]
+    assert calls == [(name, None) for name in inlined]
+    assert called == 1  # the assistant's content parts: the one helper left a function, called only for them
 
 
 def test_a_tool_results_status_and_duration_are_kept_and_listed_with_its_call(db):

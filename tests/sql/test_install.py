@@ -44,14 +44,15 @@ def test_every_public_table_view_and_column_has_a_comment(db):
 
 def test_every_function_has_a_pinned_search_path(db):
     # Procedures cannot commit with a SET clause; theirs qualify every name instead. Expressions that
-    # recall inlines into its queries (the signals among them), and _setting_definitions, which
-    # memory.setting() filters by key, cannot have one either; they may only be language sql, not volatile.
+    # recall inlines into its queries (the signals among them), those commit inlines per message, and
+    # _setting_definitions, which memory.setting() filters by key, cannot have one either; they may only be
+    # language sql, not volatile.
     unpinned = db.execute(
         """
         select p.oid::regprocedure::text from pg_proc p join pg_language l on l.oid = p.prolang
         where p.pronamespace in ('memory'::regnamespace, 'memory_internal'::regnamespace) and p.prokind <> 'p'
           and not ((p.proname in ('_bm25_term', '_chunk_bm25', '_turn_filter', '_turn_memory', '_visible_to',
-                                    '_setting_definitions')
+                                    '_setting_definitions', '_message_problem', '_message_text', '_message_sha256')
                     or exists (select from memory.signals s where to_regprocedure(s.function) = p.oid))
                    and l.lanname = 'sql' and p.provolatile <> 'v')
           and not exists (select 1 from unnest(p.proconfig) c where c like 'search_path=pg_catalog, %pg_temp')

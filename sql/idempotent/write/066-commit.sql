@@ -2,11 +2,62 @@
 -- or without id the same content at the same position) is skipped, so re-committing a growing
 -- session appends only its new turns. Bad input raises an error naming the message and stores nothing.
 
--- The first problem with one message (a JSON object, as jsonb), or null when it is acceptable.
+-- Whether a message's content parts (a JSON array) hold one that is not text: a string, or an object with "text".
+create or replace function memory_internal._content_parts_problem(parts jsonb) returns boolean
+language sql
+immutable parallel safe
+as $$
+    select exists (
+        select from jsonb_array_elements(parts) as part
+        where jsonb_typeof(part) <> 'string'
+            and (jsonb_typeof(part) <> 'object' or jsonb_typeof(part -> 'text') is distinct from 'string')
+    )
+$$;
+
+comment on function memory_internal._content_parts_problem(jsonb) is
+'Internal: whether a message''s content parts hold one that is neither a string nor an object with "text".';
+
+-- Whether a message's entities are not a list of names or {"name", "type"} objects of a known type.
+create or replace function memory_internal._entities_problem(entities jsonb) returns boolean
+language sql
+immutable parallel safe
+as $$
+    select jsonb_typeof(entities) <> 'array' or exists (
+        select from jsonb_array_elements(entities) as e
+        where not (jsonb_typeof(e) = 'string'
+                   or jsonb_typeof(e) = 'object' and jsonb_typeof(e -> 'name') = 'string'
+                   and coalesce(e ->> 'type', 'other') = any(memory_internal._entity_types()))
+    )
+$$;
+
+comment on function memory_internal._entities_problem(jsonb) is
+'Internal: whether a message''s entities are not a list of names or {"name", "type"} objects of a known type.';
+
+-- What is wrong with a message's embedding (the client embedder's), or null.
+create or replace function memory_internal._embedding_problem(embedding jsonb, dimensions integer) returns text
+language sql
+stable parallel safe
+as $$
+    select case
+        when jsonb_typeof(embedding) <> 'array' or jsonb_array_length(embedding) <> dimensions
+            or exists (select from jsonb_array_elements(embedding) as x where jsonb_typeof(x) <> 'number')
+            then format('has an embedding that is not a list of %s numbers (setting client_dimensions)', dimensions)
+        when not exists (select from jsonb_array_elements(embedding) as x where x <> '0')
+            then 'has an embedding that is all zeros'
+    end
+$$;
+
+comment on function memory_internal._embedding_problem(jsonb, integer) is
+'Internal: what is wrong with a message''s embedding (not a list of client_dimensions numbers, all zeros), or null.';
+
+-- The first problem with one message (a JSON object, as jsonb), or null when it is acceptable. One
+-- expression without subqueries (those are in the helpers, called only for the keys that need them), stable
+-- and without a pinned search_path: the planner inlines it into _checked_messages' query, where a function
+-- call per message cost 50 us, half of a commit's time.
 create or replace function memory_internal._message_problem(message jsonb, max_chars integer, dimensions integer)
 returns text
 language sql
-immutable parallel safe
+stable parallel safe
 as $$
     select case
         when message -> 'role' is null or jsonb_typeof(message -> 'role') = 'null' then 'has no role'
@@ -18,11 +69,9 @@ as $$
             then 'has no content'
         when jsonb_typeof(message -> 'content') not in ('string', 'array', 'null')
             then 'has content that is neither a string nor a list of text parts'
-        when jsonb_typeof(message -> 'content') = 'array' and exists (
-            select from jsonb_array_elements(message -> 'content') as part
-            where jsonb_typeof(part) <> 'string'
-                and (jsonb_typeof(part) <> 'object' or jsonb_typeof(part -> 'text') is distinct from 'string')
-        ) then 'has a content part that is not text (a string or an object with "text")'
+        when jsonb_typeof(message -> 'content') = 'array'
+            and memory_internal._content_parts_problem(message -> 'content')
+            then 'has a content part that is not text (a string or an object with "text")'
         when length(message::text) > max_chars and length(memory_internal._message_text(message)) > max_chars
             then format('is %s characters long, over the limit of %s (setting max_message_chars)',
                         length(memory_internal._message_text(message)), max_chars)
@@ -44,15 +93,9 @@ as $$
             then 'has metadata that is not a JSON object'
         when message -> 'name' is not null and jsonb_typeof(message -> 'name') not in ('string', 'null')
             then 'has a name that is not a string'
-        when coalesce(message -> 'entities', message -> 'metadata' -> 'entities') is not null and (
-            jsonb_typeof(coalesce(message -> 'entities', message -> 'metadata' -> 'entities')) <> 'array'
-            or exists (
-                select from jsonb_array_elements(coalesce(message -> 'entities', message -> 'metadata' -> 'entities')) as e
-                where not (jsonb_typeof(e) = 'string'
-                           or jsonb_typeof(e) = 'object' and jsonb_typeof(e -> 'name') = 'string'
-                           and coalesce(e ->> 'type', 'other') = any(memory_internal._entity_types()))
-            )
-        ) then 'has entities that are not a list of names or {"name", "type"} objects (type: '
+        when coalesce(message -> 'entities', message -> 'metadata' -> 'entities') is not null
+            and memory_internal._entities_problem(coalesce(message -> 'entities', message -> 'metadata' -> 'entities'))
+            then 'has entities that are not a list of names or {"name", "type"} objects (type: '
                || array_to_string(memory_internal._entity_types(), ', ') || ')'
         when message -> 'status' is not null and message ->> 'role' <> 'tool'
             then 'has a status, which only a tool result (role tool) has'
@@ -66,31 +109,35 @@ as $$
                     and (message ->> 'duration_ms')::numeric = trunc((message ->> 'duration_ms')::numeric))
             then format('has duration_ms %s, which is not a whole number of milliseconds from 0 to 2147483647',
                         message -> 'duration_ms')
-        when message -> 'embedding' is not null and (
-            jsonb_typeof(message -> 'embedding') <> 'array'
-            or jsonb_array_length(message -> 'embedding') <> dimensions
-            or exists (select from jsonb_array_elements(message -> 'embedding') as x where jsonb_typeof(x) <> 'number')
-        ) then format('has an embedding that is not a list of %s numbers (setting client_dimensions)', dimensions)
         when message -> 'embedding' is not null
-            and not exists (select from jsonb_array_elements(message -> 'embedding') as x where x <> '0')
-            then 'has an embedding that is all zeros'
+            then memory_internal._embedding_problem(message -> 'embedding', dimensions)
     end
 $$;
 
 comment on function memory_internal._message_problem(jsonb, integer, integer) is
 'Internal: what is wrong with one message given to memory.commit, or null.';
 
--- A message's text: the content string, or its text parts joined by newlines.
+-- The text of a message's content parts: each part's text, joined by newlines.
+create or replace function memory_internal._content_parts_text(parts jsonb) returns text
+language sql
+immutable parallel safe
+as $$
+    select coalesce(string_agg(coalesce(p.part ->> 'text', p.part #>> '{}'), e'\n' order by p.n), '')
+    from jsonb_array_elements(parts) with ordinality as p (part, n)
+$$;
+
+comment on function memory_internal._content_parts_text(jsonb) is
+'Internal: the text of a message''s content parts (strings or objects with "text"), joined by newlines.';
+
+-- A message's text: the content string, or its text parts joined by newlines. An expression the planner
+-- inlines (no subquery, no pinned search_path), as it does _message_sha256.
 create or replace function memory_internal._message_text(message jsonb) returns text
 language sql
 immutable parallel safe
 as $$
     select case jsonb_typeof(message -> 'content')
         when 'string' then message ->> 'content'
-        when 'array' then (
-            select coalesce(string_agg(coalesce(part ->> 'text', part #>> '{}'), e'\n' order by n), '')
-            from jsonb_array_elements(message -> 'content') with ordinality as p (part, n)
-        )
+        when 'array' then memory_internal._content_parts_text(message -> 'content')
         else ''
     end
 $$;
@@ -228,7 +275,7 @@ comment on function memory_internal._checked_messages(json, integer, integer) is
 -- (an export of it: no content, metadata content_removed_at and content_sha256) the hash its words had.
 create or replace function memory_internal._message_sha256(message jsonb, content text) returns bytea
 language sql
-immutable
+stable
 as $$
     select case when content = '' and message #> '{metadata,content_removed_at}' is not null
                      and message #>> '{metadata,content_sha256}' ~ '^[0-9a-f]{64}$'
@@ -247,13 +294,17 @@ create or replace function memory_internal._add_turns(
     out added integer, out partial integer
 )
 language plpgsql
+-- One plan for every call: left to choose, PostgreSQL planned this statement anew on most calls (its generic
+-- plan's estimate was above the custom plans'), which cost a third of a commit.
+set plan_cache_mode = force_generic_plan
 as $$
 begin
     with parsed as (
         select m.n - 1 as index, m.message
         from jsonb_array_elements(messages) with ordinality as m (message, n)
     ),
-    texts as (
+    -- Materialized: each text is computed once, and its hash inlined on it.
+    texts as materialized (
         select p.index, p.message, p.message ->> 'id' as message_id, memory_internal._message_text(p.message) as content
         from parsed as p
     ),
