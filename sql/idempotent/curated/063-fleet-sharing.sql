@@ -58,14 +58,20 @@ comment on function memory_internal._shared_by(text, text) is
 'Internal: who shared an item with an agent: its owner when that is another agent, else null.';
 
 -- The channel a tenant's notifications go to: named with the owner's notification key, so that no role
--- can tell (and listen to, or notify) another tenant's. LISTEN itself checks no privilege.
+-- can tell (and listen to, or notify) another tenant's. LISTEN itself checks no privilege. This and the two
+-- functions that announce are plpgsql, which keeps its plans for the session: as `language sql` called from a
+-- commit, each body was planned again on every call (a tenth of a commit's time).
 create or replace function memory_internal._channel(tenant text) returns text
-language sql
+language plpgsql
 stable
 as $$
-    select 'agent_memory_' || left(encode(sha256(convert_to(k.value || chr(31) || tenant, 'UTF8')), 'hex'), 40)
-    from memory_internal._secrets as k
-    where k.name = 'notification_key'
+begin
+    return (
+        select 'agent_memory_' || left(encode(sha256(convert_to(k.value || chr(31) || tenant, 'UTF8')), 'hex'), 40)
+        from memory_internal._secrets as k
+        where k.name = 'notification_key'
+    );
+end
 $$;
 
 comment on function memory_internal._channel(text) is
@@ -96,11 +102,14 @@ comment on function memory.notification_channel() is
 -- Announces an event of a tenant (unless the setting notifications is off); PostgreSQL delivers it when (and
 -- if) the transaction commits.
 create or replace function memory_internal._notify(tenant text, event jsonb) returns void
-language sql
+language plpgsql
 volatile
 as $$
-    select pg_catalog.pg_notify(memory_internal._channel(tenant), event::text)
-    where (memory.setting('notifications'))::boolean
+begin
+    if (memory.setting('notifications'))::boolean then
+        perform pg_catalog.pg_notify(memory_internal._channel(tenant), event::text);
+    end if;
+end
 $$;
 
 comment on function memory_internal._notify(text, jsonb) is
@@ -108,20 +117,25 @@ comment on function memory_internal._notify(text, jsonb) is
 
 -- A commit's announcement, for a caller to react to once it is durable: new turns of a conversation (a
 -- memory's are announced as the memory).
-create or replace function memory_internal._notify_commit(tenant text, session_id text, agent_id text, turns integer)
+create or replace function memory_internal._notify_commit(
+    tenant text, session_id text, agent_id text, turns integer, shared boolean
+)
 returns void
-language sql
+language plpgsql
 volatile
 as $$
-    select memory_internal._notify(tenant, jsonb_build_object(
-        'event', 'session', 'session_id', session_id, 'agent_id', agent_id, 'turns', turns,
-        'shared', (memory.setting('share_sessions'))::boolean
-    ))
-    where turns > 0 and session_id <> 'remembered'
+begin
+    if turns > 0 and session_id <> 'remembered' then
+        perform memory_internal._notify(tenant, jsonb_build_object(
+            'event', 'session', 'session_id', session_id, 'agent_id', agent_id, 'turns', turns, 'shared', shared
+        ));
+    end if;
+end
 $$;
 
-comment on function memory_internal._notify_commit(text, text, text, integer) is
-'Internal: announces a commit''s new turns on its tenant''s channel (not those of session ''remembered'').';
+comment on function memory_internal._notify_commit(text, text, text, integer, boolean) is
+'Internal: announces a commit''s new turns on its tenant''s channel (not those of session ''remembered''); '
+'shared: the setting share_sessions, which commit has read.';
 
 -- A memory's announcement: what changed and whether the fleet shares it.
 create or replace function memory_internal._notify_memory(tenant text, memory_id bigint, outcome text)

@@ -246,24 +246,27 @@ begin
             using errcode = 'invalid_parameter_value';
     end if;
 
-    -- Timestamps that match the pattern but are not real dates (2024-02-30) fail the cast: find which.
-    begin
-        perform (m.message ->> 'created_at')::timestamptz from jsonb_array_elements(v_messages) as m (message);
-    exception when datetime_field_overflow or invalid_datetime_format or invalid_time_zone_displacement_value then
-        for v_bad_time in
-            select m.n - 1 as index, m.message ->> 'created_at' as created_at
-            from jsonb_array_elements(v_messages) with ordinality as m (message, n)
-            where m.message ->> 'created_at' is not null order by m.n
-        loop
-            begin
-                perform v_bad_time.created_at::timestamptz;
-            exception when datetime_field_overflow or invalid_datetime_format
-                or invalid_time_zone_displacement_value then
-                raise exception 'agent_memory: message % has created_at "%", which is not a valid time',
-                    v_bad_time.index, v_bad_time.created_at using errcode = 'invalid_parameter_value';
-            end;
-        end loop;
-    end;
+    -- Timestamps that match the pattern but are not real dates (2024-02-30) fail the cast: find which. (Only
+    -- when a message has one: the block is a subtransaction.)
+    if v_messages @? '$[*].created_at' then
+        begin
+            perform (m.message ->> 'created_at')::timestamptz from jsonb_array_elements(v_messages) as m (message);
+        exception when datetime_field_overflow or invalid_datetime_format or invalid_time_zone_displacement_value then
+            for v_bad_time in
+                select m.n - 1 as index, m.message ->> 'created_at' as created_at
+                from jsonb_array_elements(v_messages) with ordinality as m (message, n)
+                where m.message ->> 'created_at' is not null order by m.n
+            loop
+                begin
+                    perform v_bad_time.created_at::timestamptz;
+                exception when datetime_field_overflow or invalid_datetime_format
+                    or invalid_time_zone_displacement_value then
+                    raise exception 'agent_memory: message % has created_at "%", which is not a valid time',
+                        v_bad_time.index, v_bad_time.created_at using errcode = 'invalid_parameter_value';
+                end;
+            end loop;
+        end;
+    end if;
     return v_messages;
 end
 $$;
@@ -437,11 +440,13 @@ as $$
 #variable_conflict use_column
 declare
     v_tenant text := memory.current_tenant();
-    v_max_chars integer := (memory.setting('max_message_chars'))::integer;
-    v_dimensions integer := (memory.setting('client_dimensions'))::integer;
-    v_enrich text := coalesce(commit.enrich, memory.setting('enrich') #>> '{}');
-    v_index_roles jsonb := memory.setting('index_roles');
-    v_index_chars bigint := (memory.setting('index_max_chunks'))::bigint * (memory.setting('chunk_chars'))::bigint;
+    -- Every setting in one read: seven reads of one each cost twice as much.
+    v_settings jsonb := memory_internal._settings_json();
+    v_max_chars integer := (v_settings -> 'max_message_chars')::integer;
+    v_dimensions integer := (v_settings -> 'client_dimensions')::integer;
+    v_enrich text := coalesce(commit.enrich, v_settings ->> 'enrich');
+    v_index_roles jsonb := v_settings -> 'index_roles';
+    v_index_chars bigint := (v_settings -> 'index_max_chunks')::bigint * (v_settings -> 'chunk_chars')::bigint;
     v_partial integer;
     v_session bigint;
     v_created boolean;
@@ -514,7 +519,8 @@ begin
     end if;
 
     perform memory_internal._count(v_tenant, array['commits', 'turns_committed'], array['', ''], array[1, v_added]);
-    perform memory_internal._notify_commit(v_tenant, commit.session_id, commit.agent_id, v_added);
+    perform memory_internal._notify_commit(v_tenant, commit.session_id, commit.agent_id, v_added,
+                                           (v_settings -> 'share_sessions')::boolean);
     return query select v_created, v_added, v_job, v_partial;
 end
 $$;
