@@ -38,6 +38,7 @@ SERVER_SETTINGS = {
     "max_worker_processes": "16",
 }
 
+CONF_MARKER = "# agent-memory local server"  # what follows it in postgresql.conf is ours
 
 HOME_NAME = ".agent-memory"
 HOME_RULE = (
@@ -196,16 +197,19 @@ class LocalServer:
 
     def _configure(self, extra: Mapping[str, str] | None = None) -> None:
         """Appends to postgresql.conf the server settings it does not set yet: all of them for a new cluster,
-        those added since for one an earlier version made (read at its next start)."""
+        those added since for one an earlier version made (read at its next start). Only what follows our
+        marker counts as set: initdb's own lines (shared_buffers = 128MB, max_connections = 100) are what ours
+        override, a later line winning."""
         conf = self.data_dir / "postgresql.conf"
         text = conf.read_text()
-        present = set(re.findall(r"^\s*([\w.]+)\s*=", text, re.MULTILINE))
+        ours = "".join(text.split(CONF_MARKER)[1:])
+        present = set(re.findall(r"^\s*([\w.]+)\s*=", ours, re.MULTILINE))
         wanted = {**SERVER_SETTINGS, **(extra or {})}
         if not (self.bindir.parent / "lib" / "pg_cron.so").exists():  # not installed: run without it
             wanted = {name: value for name, value in wanted.items() if "cron" not in name + value}
         lines = [f"{name} = {value}" for name, value in wanted.items() if name not in present]
         if lines:
-            conf.write_text(text + "\n# agent-memory local server\n" + "\n".join(lines) + "\n")
+            conf.write_text(text + f"\n{CONF_MARKER}\n" + "\n".join(lines) + "\n")
 
     def running(self) -> bool:
         if not self.initialized():

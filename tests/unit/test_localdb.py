@@ -32,7 +32,11 @@ def _cluster(tmp_path: Path, with_pg_cron: bool) -> tuple[LocalServer, Path]:
     server = LocalServer(directory=tmp_path / "pg", bindir=tmp_path / "postgresql" / "bin")
     server.data_dir.mkdir(parents=True)
     conf = server.data_dir / "postgresql.conf"
-    conf.write_text("#shared_preload_libraries = ''\nmax_connections = 50\nlisten_addresses = ''\n")
+    # initdb's own lines, then what an earlier version of ours wrote.
+    conf.write_text(
+        "max_connections = 100\nshared_buffers = 128MB\n#shared_preload_libraries = ''\n"
+        "\n# agent-memory local server\nmax_connections = 50\nlisten_addresses = ''\n"
+    )
     return server, conf
 
 
@@ -42,7 +46,7 @@ def test_a_cluster_made_before_a_setting_existed_gets_it_once(tmp_path):
     server._configure()
     text = conf.read_text()
     assert text.count("shared_preload_libraries = 'pg_cron'") == 1
-    assert text.count("max_connections") == 1
+    assert text.count("max_connections = 50") == 1
     assert "cron.use_background_workers = on" in text
 
 
@@ -51,6 +55,15 @@ def test_without_pg_cron_installed_the_server_starts_without_it(tmp_path):
     server._configure()
     assert "cron" not in conf.read_text().replace("#shared_preload_libraries = ''", "")
     assert "shared_buffers = '1GB'" in conf.read_text()
+
+
+def test_initdbs_own_lines_do_not_keep_ours_out(tmp_path):
+    # initdb writes shared_buffers = 128MB uncommented: ours is appended after it, and wins (the last line does).
+    server, conf = _cluster(tmp_path, with_pg_cron=True)
+    server._configure()
+    text = conf.read_text()
+    assert text.index("shared_buffers = '1GB'") > text.index("shared_buffers = 128MB")
+    assert text.count("listen_addresses") == 1
 
 
 def _server_dir(folder: Path) -> Path:
