@@ -27,7 +27,7 @@ from pathlib import Path
 
 import psycopg
 from common import ROLES, SERVER, connect_as, fresh_database, save
-from ingest import commit_all
+from ingest import commit_all, settle
 from psycopg import sql
 from recall_latency import measure, populate, vocabulary, zipf_text
 
@@ -37,9 +37,9 @@ def install(checkout: Path) -> None:
 
 
 def build_databases(label: str, sizes: list[int], words: list[str], weights: list[float]) -> dict[str, str]:
-    """The URLs of the build's recall databases, one per size (the empty database for commit is
+    """The URLs of the build's recall databases, one per size (the settled database commit is timed on is
     compare_<label>_empty)."""
-    fresh_database(f"compare_{label}_empty")
+    settle(fresh_database(f"compare_{label}_empty"))
     urls = {}
     for turns in sizes:
         started = time.perf_counter()
@@ -51,7 +51,7 @@ def build_databases(label: str, sizes: list[int], words: list[str], weights: lis
 
 
 def timed_commit(label: str, turns: int, role: str) -> int:
-    """Turns per second committing `turns` turns into a fresh copy of the build's empty database."""
+    """Turns per second committing `turns` turns into a fresh copy of the build's settled database."""
     name = f"compare_{label}_commit"
     with psycopg.connect(SERVER.url(), autocommit=True) as conn:
         conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
@@ -67,7 +67,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", type=Path, required=True, help="the checkout of the build to compare with")
     parser.add_argument("--after", type=Path, default=Path(__file__).resolve().parents[1])
-    parser.add_argument("--turns", type=int, nargs="+", default=[10000, 100000])
+    parser.add_argument(
+        "--turns", type=int, nargs="*", default=[10000, 100000], help="recall sizes (none: commit only)"
+    )
     parser.add_argument("--commit-turns", type=int, default=10000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--queries", type=int, default=100)

@@ -1,13 +1,14 @@
 """Ingest benchmark: commit throughput and enrichment throughput with the local embedder.
 
-    .venv/bin/python bench/ingest.py --turns 10000 [--workers 2] [--commit-only] [--role app]
+    .venv/bin/python bench/ingest.py --turns 10000 [--workers 2] [--commit-only] [--role app] [--fresh]
 
 Commits synthetic conversations (sessions of 20 turns, batched one session per memory.commit call, each
-call its own transaction), then runs `--workers` connections calling memory.work() until the queue is
-empty, then embeds the very same chunk texts outside the database with the same model and the same
-number of threads, and prints and saves the ratio. Results: bench/results/ingest-<turns>.json. With --role app
-the commits are made by a login granted memory_app (row-level security on, as an application is deployed; the
-results file then ends in -app.json); the workers are the database's superuser either way.
+call its own transaction) into a settled database (see settle; --fresh: a brand-new one), then runs
+`--workers` connections calling memory.work() until the queue is empty, then embeds the very same chunk
+texts outside the database with the same model and the same number of threads, and prints and saves the
+ratio. Results: bench/results/ingest-<turns>.json. With --role app the commits are made by a login granted
+memory_app (row-level security on, as an application is deployed; the results file then ends in -app.json);
+the workers are the database's superuser either way.
 """
 
 from __future__ import annotations
@@ -82,6 +83,24 @@ def conversation(rng: random.Random, turns: int) -> list[dict]:
     return messages
 
 
+def settle(url: str, turns: int = 10000) -> None:
+    """Brings a new database to where a deployed one is after its first minutes: some turns stored (agent
+    warm-up, not enriched) and the tables vacuumed and analyzed, as autovacuum does. A brand-new database plans
+    commit's statements on empty tables, where every index that starts with tenant_id costs the same and the
+    planner takes one that does not hold session_key, and a database of a few pages of sessions reads them
+    whole; a connection keeps those plans (the foreign keys' checks among them) until the tables are analyzed
+    again, so that each check reads every session of the tenant as it grows. 500 sessions are past that.
+    `url` is the database's superuser."""
+    rng = random.Random(11)
+    with psycopg.connect(url, autocommit=True) as conn:
+        for number in range(turns // 20):
+            conn.execute(
+                "select memory.commit(%s, %s, agent_id => 'warm-up', enrich => 'none')",
+                (f"w{number}", Json(conversation(rng, 20))),
+            )
+        conn.execute("vacuum analyze")
+
+
 def commit_all(url: str, turns: int, per_session: int) -> dict:
     rng = random.Random(7)
     sessions = [conversation(rng, per_session) for _ in range(turns // per_session)]
@@ -136,11 +155,17 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--commit-only", action="store_true", help="measure commit alone (ingest-commit-<turns>.json)")
     parser.add_argument("--role", choices=ROLES, default="superuser", help="who commits (app: memory_app, RLS on)")
+    parser.add_argument(
+        "--fresh", action="store_true", help="commit into a brand-new database, not a settled one (see settle)"
+    )
     args = parser.parse_args()
-    suffix = "" if args.role == "superuser" else f"-{args.role}"
+    suffix = ("" if args.role == "superuser" else f"-{args.role}") + ("-fresh" if args.fresh else "")
     url = fresh_database("bench_ingest")
+    if not args.fresh:
+        settle(url)
     commit = commit_all(connect_as(url, args.role), args.turns, args.per_session)
     commit["role"] = args.role
+    commit["database"] = "brand-new" if args.fresh else "settled (10,000 turns of another agent, vacuumed and analyzed)"
     print(f"commit: {commit['turns']} turns in {commit['seconds']} s = {commit['turns_per_second']} turns/s")
     if args.commit_only:
         path = save(f"ingest-commit-{args.turns}{suffix}.json", {"commit": commit})
