@@ -207,7 +207,8 @@ comment on function memory_internal._ensure_vector_index(text, integer) is
 'Internal: creates the partial HNSW indexes (chunks and sessions, not cold and cold) for one embedding model.';
 
 -- The default model's indexes ship with the extension; those of models used before are made again
--- (an upgrade to 0.3.0 drops them for the in_graph predicate, one to 0.4.0 to split them on cold).
+-- (an upgrade to 0.3.0 drops them for the in_graph predicate, one to 0.4.0 to split them on cold, and
+-- before 0.4.0 the client's vectors had none: recall read every one of a grown tenant's).
 select memory_internal._ensure_vector_index(m.model, m.dimensions)
 from (
     select
@@ -219,7 +220,7 @@ from (
         m.model,
         m.dimensions
     from memory.embedding_models as m
-    where m.provider <> 'client' and m.state <> 'retired'
+    where m.state <> 'retired'
 ) as m;
 
 -- Whether a tenant's vectors belong in the HNSW graphs: once it holds more chunks than exact search

@@ -71,9 +71,8 @@ begin
         raise exception 'agent_memory: embedding model % is being recorded by another transaction; try again',
             v_model.model using errcode = 'lock_not_available';
     end;
-    if v_model.provider <> 'client' then
-        perform memory_internal._ensure_vector_index(v_model.model, v_model.dimensions);
-    end if;
+    -- Every model's vectors have their graphs, the client's (callers' vectors, of client_dimensions) too.
+    perform memory_internal._ensure_vector_index(v_model.model, v_model.dimensions);
     if v_written and memory_internal._any_chunks() then
         insert into memory.jobs (tenant_id, kind) values (memory.current_tenant(), 'embed');
     end if;
