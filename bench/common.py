@@ -80,20 +80,30 @@ def run_queue(url: str, workers: int, batch: int = 10) -> float:
     failures: list[str] = []
 
     def worker() -> None:
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("select memory.embed(array['warm up']) from memory.embedding_model()")  # none: no model
-            ready.wait()
-            while True:
-                processed, failed = conn.execute("call memory.work(%s)", (batch,)).fetchone()
-                if failed:
-                    failures.append(f"{failed} jobs failed")
-                if processed + failed == 0:
-                    return
+        try:
+            with psycopg.connect(url, autocommit=True) as conn:
+                # No model to load for embedder none, nor for client (the caller's vectors).
+                conn.execute(
+                    "select memory.embed(array['warm up']) from memory.embedding_model() where provider <> 'client'"
+                )
+                ready.wait()
+                while True:
+                    processed, failed = conn.execute("call memory.work(%s)", (batch,)).fetchone()
+                    if failed:
+                        failures.append(f"{failed} jobs failed")
+                    if processed + failed == 0:
+                        return
+        except (psycopg.Error, threading.BrokenBarrierError) as error:
+            failures.append(str(error))
+            ready.abort()  # the others, and the clock, do not wait for this worker
 
     threads = [threading.Thread(target=worker) for _ in range(workers)]
     for thread in threads:
         thread.start()
-    ready.wait()
+    try:
+        ready.wait()
+    except threading.BrokenBarrierError:
+        pass  # a worker failed: reported below
     started = time.perf_counter()
     for thread in threads:
         thread.join()
