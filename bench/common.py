@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -93,23 +94,24 @@ def run_queue(url: str, workers: int, batch: int = 10) -> float:
                         failures.append(f"{failed} jobs failed")
                     if processed + failed == 0:
                         return
-        except (psycopg.Error, threading.BrokenBarrierError) as error:
-            failures.append(str(error))
+        except BaseException as error:  # any failure is reported below; none may leave the clock waiting
+            failures.append(repr(error))
             ready.abort()  # the others, and the clock, do not wait for this worker
 
     threads = [threading.Thread(target=worker) for _ in range(workers)]
     for thread in threads:
         thread.start()
-    try:
+    with contextlib.suppress(threading.BrokenBarrierError):  # a worker failed: reported below
         ready.wait()
-    except threading.BrokenBarrierError:
-        pass  # a worker failed: reported below
     started = time.perf_counter()
     for thread in threads:
         thread.join()
     seconds = time.perf_counter() - started
     with psycopg.connect(url) as conn:
-        dead = conn.execute("select count(*) from memory.jobs where status = 'dead'").fetchone()[0]
-    if failures or dead:
-        raise RuntimeError(f"enrichment failed: {failures}, {dead} dead jobs")
+        dead, left = conn.execute(
+            "select count(*) filter (where status = 'dead'), count(*) filter (where status in ('queued', 'running'))"
+            " from memory.jobs where kind = 'enrich'"
+        ).fetchone()
+    if failures or dead or left:
+        raise RuntimeError(f"enrichment failed: {failures}, {dead} dead jobs, {left} jobs left")
     return seconds
