@@ -137,10 +137,37 @@ def test_the_client_embedders_vectors_have_their_graphs_too(tenants, db):
         r[0]
         for r in db.execute("explain (costs off) execute nearest('[1,0,0.1]', 'big', null, null, null, null, null, 3)")
     )
-    assert f"using {[name for name in graphs if 'chunk_embeddings_hnsw_' in name and '_cold_' not in name][0]} " in plan
+    graph = next(name for name in graphs if "chunk_embeddings_hnsw_" in name and "_cold_" not in name)
+    assert f"using {graph} " in plan
     (found,) = db.execute("execute nearest('[1,0,0.1]', 'big', null, null, null, null, null, 1)").fetchone()[:1]
     first = big.execute(
         "select t.turn_id from memory.turns as t join memory.sessions as s using (tenant_id, session_key)"
         " where s.session_id = 's0'"
     ).fetchone()[0]
     assert found == [first]
+
+
+def test_a_model_of_more_dimensions_than_a_graph_holds_is_searched_exactly(tenants, db):
+    # pgvector's HNSW holds halfvec of at most 4,000 dimensions: such a model gets no graph (making one would fail
+    # every enrichment), and recall reads its vectors exactly whatever the tenant's size.
+    big, _ = tenants
+    db.execute(
+        "insert into memory.config (key, value) values ('embedder', '\"client\"'), ('client_dimensions', '4001')"
+    )
+    db.commit()
+
+    def vector(axis):
+        return [1.0 if i == axis else 0.01 for i in range(4001)]
+
+    for number in range(5):
+        big.execute(
+            "select memory.commit(%s, %s, enrich => 'now')",
+            (f"s{number}", Json([{"role": "user", "content": TOPICS[number], "embedding": vector(number)}])),
+        )
+    graphs = [row[0] for row in db.execute("select index_name from memory_internal._vector_indexes('client')")]
+    assert [db.execute("select to_regclass('memory.' || %s)", (name,)).fetchone()[0] for name in graphs] == [None] * 4
+    hits = big.execute(
+        "select session_id from memory.recall('zzqx', k => 1, query_vector => %s::vector)",
+        ("[" + ",".join(map(str, vector(3))) + "]",),
+    ).fetchall()
+    assert hits == [("s3",)]

@@ -214,7 +214,8 @@ set plan_cache_mode = force_custom_plan
 as $$
 declare
     v_candidates integer := (settings ->> 'recall_candidates')::integer;
-    v_exact boolean := q.chunks_in_scope <= (settings ->> 'exact_search_max_chunks')::bigint;
+    v_exact boolean := q.chunks_in_scope <= (settings ->> 'exact_search_max_chunks')::bigint
+                       or vector_dims(query_vector) > memory_internal._graph_max_dimensions();
     v_cold boolean := tiers is null or 'cold' = any(tiers);
     -- Whether a filter that sessions answer is given: unfiltered, a search reads vectors alone (and their cold
     -- flag, when tiers leave out cold alone).

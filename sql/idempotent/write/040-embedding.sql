@@ -185,12 +185,25 @@ $$;
 comment on function memory_internal._vector_indexes(text) is
 'Internal: the names of one embedding model''s HNSW indexes, their tables and which half (cold or not) each holds.';
 
+-- The most dimensions an HNSW graph holds (pgvector's limit for halfvec): a model with more has none, and
+-- recall searches its vectors exactly.
+create or replace function memory_internal._graph_max_dimensions() returns integer
+language sql
+immutable parallel safe
+as $$ select 4000 $$;
+
+comment on function memory_internal._graph_max_dimensions() is
+'Internal: the most dimensions a model''s vectors may have to be in an HNSW graph (pgvector''s halfvec limit).';
+
 create or replace function memory_internal._ensure_vector_index(model text, dimensions integer) returns void
 language plpgsql
 as $$
 declare
     v_index record;
 begin
+    if dimensions > memory_internal._graph_max_dimensions() then
+        return;
+    end if;
     for v_index in select * from memory_internal._vector_indexes(model) loop
         if to_regclass('memory.' || v_index.index_name) is null then
             execute format(
@@ -209,19 +222,39 @@ comment on function memory_internal._ensure_vector_index(text, integer) is
 -- The default model's indexes ship with the extension; those of models used before are made again
 -- (an upgrade to 0.3.0 drops them for the in_graph predicate, one to 0.4.0 to split them on cold, and
 -- before 0.4.0 the client's vectors had none: recall read every one of a grown tenant's).
-select memory_internal._ensure_vector_index(m.model, m.dimensions)
-from (
-    select
-        m.model,
-        m.dimensions
-    from memory_internal._embedding_model('{"embedder": "local"}') as m
-    union
-    select
-        m.model,
-        m.dimensions
-    from memory.embedding_models as m
-    where m.state <> 'retired'
-) as m;
+do $graphs$
+declare
+    v_models text [];
+    v_dimensions integer [];
+begin
+    -- Listed first: an index cannot be made on a table the statement listing them still reads.
+    select array_agg(m.model), array_agg(m.dimensions) into v_models, v_dimensions
+    from (
+        select
+            m.model,
+            m.dimensions
+        from memory_internal._embedding_model('{"embedder": "local"}') as m
+        union
+        select
+            m.model,
+            m.dimensions
+        from memory.embedding_models as m
+        where m.state <> 'retired'
+            -- Callers' vectors stored before 0.3.0 checked their dimensions may not all have the model's: those
+            -- have no graph, and recall sorts them whole, as it did.
+            and not exists (
+                select from memory.chunk_embeddings as e
+                where e.model = m.model and vector_dims(e.embedding) <> m.dimensions
+                union all
+                select from memory.session_embeddings as e
+                where e.model = m.model and vector_dims(e.embedding) <> m.dimensions
+            )
+    ) as m;
+    for i in 1 .. coalesce(cardinality(v_models), 0) loop
+        perform memory_internal._ensure_vector_index(v_models[i], v_dimensions[i]);
+    end loop;
+end
+$graphs$;
 
 -- Whether a tenant's vectors belong in the HNSW graphs: once it holds more chunks than exact search
 -- serves. Below that recall scans them exactly, and a graph kept current for them would cost each

@@ -44,11 +44,15 @@ as $$
             then format('has an embedding that is not a list of %s numbers (setting client_dimensions)', dimensions)
         when not exists (select from jsonb_array_elements(embedding) as x where x <> '0')
             then 'has an embedding that is all zeros'
+        -- The HNSW graphs hold vectors at half precision, whose largest number is 65504.
+        when exists (select from jsonb_array_elements(embedding) as x where abs((x #>> '{}')::float8) > 65504)
+            then 'has an embedding with a number beyond 65504 either way, more than half precision holds'
     end
 $$;
 
 comment on function memory_internal._embedding_problem(jsonb, integer) is
-'Internal: what is wrong with a message''s embedding (not a list of client_dimensions numbers, all zeros), or null.';
+'Internal: what is wrong with a message''s embedding (not a list of client_dimensions numbers, all zeros, a number '
+'beyond half precision), or null.';
 
 -- The first problem with one message (a JSON object, as jsonb), or null when it is acceptable. One
 -- expression without subqueries (those are in the helpers, called only for the keys that need them), stable
@@ -519,8 +523,7 @@ begin
     end if;
 
     perform memory_internal._count(v_tenant, array['commits', 'turns_committed'], array['', ''], array[1, v_added]);
-    perform memory_internal._notify_commit(v_tenant, commit.session_id, commit.agent_id, v_added,
-                                           (v_settings -> 'share_sessions')::boolean);
+    perform memory_internal._notify_commit(v_tenant, commit.session_id, commit.agent_id, v_added, v_settings);
     return query select v_created, v_added, v_job, v_partial;
 end
 $$;
