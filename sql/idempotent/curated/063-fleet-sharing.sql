@@ -101,24 +101,25 @@ comment on function memory.notification_channel() is
 
 -- Announces an event of a tenant (unless the setting notifications is off); PostgreSQL delivers it when (and
 -- if) the transaction commits.
-create or replace function memory_internal._notify(tenant text, event jsonb) returns void
+create or replace function memory_internal._notify(tenant text, event jsonb, enabled boolean) returns void
 language plpgsql
 volatile
 as $$
 begin
-    if (memory.setting('notifications'))::boolean then
+    if enabled then
         perform pg_catalog.pg_notify(memory_internal._channel(tenant), event::text);
     end if;
 end
 $$;
 
-comment on function memory_internal._notify(text, jsonb) is
-'Internal: sends an event to a tenant''s notification channel (delivered at commit).';
+comment on function memory_internal._notify(text, jsonb, boolean) is
+'Internal: sends an event to a tenant''s notification channel (delivered at commit) when enabled (the setting '
+'notifications, as the caller read it).';
 
 -- A commit's announcement, for a caller to react to once it is durable: new turns of a conversation (a
 -- memory's are announced as the memory).
 create or replace function memory_internal._notify_commit(
-    tenant text, session_id text, agent_id text, turns integer, shared boolean
+    tenant text, session_id text, agent_id text, turns integer, settings jsonb
 )
 returns void
 language plpgsql
@@ -127,15 +128,16 @@ as $$
 begin
     if turns > 0 and session_id <> 'remembered' then
         perform memory_internal._notify(tenant, jsonb_build_object(
-            'event', 'session', 'session_id', session_id, 'agent_id', agent_id, 'turns', turns, 'shared', shared
-        ));
+            'event', 'session', 'session_id', session_id, 'agent_id', agent_id, 'turns', turns,
+            'shared', (settings -> 'share_sessions')::boolean
+        ), (settings -> 'notifications')::boolean);
     end if;
 end
 $$;
 
-comment on function memory_internal._notify_commit(text, text, text, integer, boolean) is
-'Internal: announces a commit''s new turns on its tenant''s channel (not those of session ''remembered''); '
-'shared: the setting share_sessions, which commit has read.';
+comment on function memory_internal._notify_commit(text, text, text, integer, jsonb) is
+'Internal: announces a commit''s new turns on its tenant''s channel (not those of session ''remembered''), '
+'with the settings commit read (notifications, share_sessions).';
 
 -- A memory's announcement: what changed and whether the fleet shares it.
 create or replace function memory_internal._notify_memory(tenant text, memory_id bigint, outcome text)
@@ -146,7 +148,7 @@ as $$
     select memory_internal._notify(tenant, jsonb_build_object(
         'event', 'memory', 'memory_id', m.memory_id, 'agent_id', m.agent_id, 'kind', m.kind, 'shared', m.shared,
         'outcome', outcome
-    ))
+    ), (memory.setting('notifications'))::boolean)
     from memory.memories as m
     where m.tenant_id = tenant and m.memory_id = _notify_memory.memory_id
 $$;
