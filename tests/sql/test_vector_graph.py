@@ -111,8 +111,8 @@ def test_approximate_search_reads_the_graph_and_the_rows_outside_it(tenants, db,
 
 
 def test_the_client_embedders_vectors_have_their_graphs_too(tenants, db):
-    # Callers' vectors (embedder client) join HNSW graphs as the local model's do: without them, recall read
-    # every vector of a grown tenant (126 ms for 25,000 in bench/tenants.py, where the exact scan took 25 ms).
+    # Callers' vectors (embedder client) join HNSW graphs as the local model's do: without them, recall sorted
+    # every vector of a tenant grown past exact_search_max_chunks.
     big, _ = tenants
     db.execute("insert into memory.config (key, value) values ('embedder', '\"client\"'), ('client_dimensions', '3')")
     db.commit()
