@@ -31,6 +31,18 @@ def nearest(conn, query, **weights):
     return [r[0] for r in rows]
 
 
+def prepare_vector_list(db, model, dimensions, cold):
+    """Prepares `nearest`, the chunk vector list recall runs for a model (graph and outside it), seqscan off."""
+    statement = db.execute(
+        "select memory_internal._nearest_sql('chunk_embeddings', array['turn_id', 'chunk_no'], %s, %s, false,"
+        " null, %s)",
+        (model, dimensions, cold),
+    ).fetchone()[0]
+    db.execute("set enable_seqscan = off")
+    parameters = "vector, text, text, timestamptz, timestamptz, text, bigint[], integer"
+    db.execute(f"prepare nearest ({parameters}) as {statement}")
+
+
 @pytest.fixture
 def tenants(db, logins):
     """Tenant big, whose threshold is three chunks, and tenant small with the default (20,000)."""
@@ -89,14 +101,7 @@ def test_approximate_search_reads_the_graph_and_the_rows_outside_it(tenants, db,
     big, _ = tenants
     for number, text in enumerate(TOPICS):
         commit(big, f"s{number}", text)
-    statement = db.execute(
-        "select memory_internal._nearest_sql('chunk_embeddings', array['turn_id', 'chunk_no'],"
-        " 'all-MiniLM-L6-v2', 384, false, null, %s)",
-        (cold,),
-    ).fetchone()[0]
-    db.execute("set enable_seqscan = off")
-    parameters = "vector, text, text, timestamptz, timestamptz, text, bigint[], integer"
-    db.execute(f"prepare nearest ({parameters}) as {statement}")
+    prepare_vector_list(db, "all-MiniLM-L6-v2", 384, cold)
     plan = "\n".join(
         r[0]
         for r in db.execute(
@@ -126,13 +131,7 @@ def test_the_client_embedders_vectors_have_their_graphs_too(tenants, db):
     assert graph_rows(big, "chunk_embeddings") == {True: 5}
     graphs = [row[0] for row in db.execute("select index_name from memory_internal._vector_indexes('client')")]
     assert all(db.execute("select to_regclass('memory.' || %s)", (name,)).fetchone()[0] for name in graphs)
-    statement = db.execute(
-        "select memory_internal._nearest_sql('chunk_embeddings', array['turn_id', 'chunk_no'], 'client', 3, false,"
-        " null, false)"
-    ).fetchone()[0]
-    db.execute("set enable_seqscan = off")
-    parameters = "vector, text, text, timestamptz, timestamptz, text, bigint[], integer"
-    db.execute(f"prepare nearest ({parameters}) as {statement}")
+    prepare_vector_list(db, "client", 3, False)
     plan = "\n".join(
         r[0]
         for r in db.execute("explain (costs off) execute nearest('[1,0,0.1]', 'big', null, null, null, null, null, 3)")
