@@ -123,6 +123,7 @@ BAD = [
     ([{"role": "user", "content": "x", "embedding": [1, 2]}], "message 0 has an embedding that is not a list of 384"),
     ([{"role": "user", "content": "x", "embedding": [0] * 384}], "message 0 has an embedding that is all zeros"),
     ([{"role": "user", "content": "x", "embedding": ["1"] * 384}], "message 0 has an embedding that is not a list"),
+    ([{"role": "user", "content": "x", "embedding": "0.1 0.2"}], "message 0 has an embedding that is not a list"),
     (
         [{"role": "user", "content": "x", "embedding": [70000] + [1] * 383}],
         "message 0 has an embedding with a number beyond 65504 either way",

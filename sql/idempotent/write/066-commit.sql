@@ -33,21 +33,28 @@ $$;
 comment on function memory_internal._entities_problem(jsonb) is
 'Internal: whether a message''s entities are not a list of names or {"name", "type"} objects of a known type.';
 
--- What is wrong with a message's embedding (the client embedder's), or null.
+-- What is wrong with a message's embedding (the client embedder's), or null. Its numbers are read in one pass.
 create or replace function memory_internal._embedding_problem(embedding jsonb, dimensions integer) returns text
 language sql
 stable parallel safe
 as $$
     select case
-        when jsonb_typeof(embedding) <> 'array' or jsonb_array_length(embedding) <> dimensions
-            or exists (select from jsonb_array_elements(embedding) as x where jsonb_typeof(x) <> 'number')
+        when jsonb_typeof(embedding) <> 'array' or jsonb_array_length(embedding) <> dimensions or n.not_numbers > 0
             then format('has an embedding that is not a list of %s numbers (setting client_dimensions)', dimensions)
-        when not exists (select from jsonb_array_elements(embedding) as x where x <> '0')
-            then 'has an embedding that is all zeros'
+        when n.not_zero = 0 then 'has an embedding that is all zeros'
         -- The HNSW graphs hold vectors at half precision, whose largest number is 65504.
-        when exists (select from jsonb_array_elements(embedding) as x where abs((x #>> '{}')::float8) > 65504)
+        when n.beyond_half > 0
             then 'has an embedding with a number beyond 65504 either way, more than half precision holds'
     end
+    from (
+        select
+            count(*) filter (where jsonb_typeof(x) <> 'number') as not_numbers,
+            count(*) filter (where x <> '0') as not_zero,
+            count(*) filter (
+                where case when jsonb_typeof(x) = 'number' then abs((x #>> '{}')::float8) > 65504 end
+            ) as beyond_half
+        from jsonb_array_elements(case when jsonb_typeof(embedding) = 'array' then embedding end) as x
+    ) as n
 $$;
 
 comment on function memory_internal._embedding_problem(jsonb, integer) is
