@@ -241,14 +241,14 @@ begin
         from memory.embedding_models as m
         where m.state <> 'retired'
             -- Callers' vectors stored before 0.3.0 checked their dimensions may not all have the model's: those
-            -- have no graph, and recall sorts them whole, as it did.
-            and not exists (
+            -- have no graph, and recall sorts them whole, as it did. (A model's own vectors are not read.)
+            and (m.provider <> 'client' or not exists (
                 select from memory.chunk_embeddings as e
                 where e.model = m.model and vector_dims(e.embedding) <> m.dimensions
                 union all
                 select from memory.session_embeddings as e
                 where e.model = m.model and vector_dims(e.embedding) <> m.dimensions
-            )
+            ))
     ) as m;
     for i in 1 .. coalesce(cardinality(v_models), 0) loop
         perform memory_internal._ensure_vector_index(v_models[i], v_dimensions[i]);
