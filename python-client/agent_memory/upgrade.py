@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import psycopg
+from psycopg import sql
 
 # memory_internal._extension_update() asks the same of the catalogs; it is not called here because an install
 # older than 0.4.0 does not have it, and this must answer for any installed version (or none).
@@ -18,6 +19,16 @@ select e.extversion, a.default_version, (
 from pg_catalog.pg_available_extensions as a
 left join pg_catalog.pg_extension as e on e.extname = a.name
 where a.name = 'agent_memory'
+"""
+
+# The extensions the version on disk requires that the database does not have. CREATE EXTENSION ... CASCADE
+# makes them; ALTER EXTENSION ... UPDATE refuses instead (0.4.0 requires btree_gin, which 0.3.0 did not).
+MISSING_REQUIRED = """
+select r.name from pg_catalog.pg_available_extensions as a
+inner join pg_catalog.pg_available_extension_versions as v on v.name = a.name and v.version = a.default_version
+cross join lateral unnest(v.requires) as r (name)
+where a.name = 'agent_memory' and not exists (select from pg_catalog.pg_extension as e where e.extname = r.name)
+order by r.name
 """
 
 
@@ -50,7 +61,8 @@ class ExtensionState:
             )
         return (
             f"agent_memory {self.installed} is installed in database {self.database} and {self.available} is on disk:"
-            f" `agent-memory db upgrade` (alter extension agent_memory update) applies {self.steps()}"
+            " `agent-memory db upgrade` (alter extension agent_memory update, after creating the extensions it"
+            f" requires) applies {self.steps()}"
         )
 
     def steps(self) -> str:
@@ -66,8 +78,11 @@ def extension_state(conn: psycopg.Connection) -> ExtensionState:
 
 
 def upgrade(conn: psycopg.Connection) -> tuple[ExtensionState, ExtensionState]:
-    """ALTER EXTENSION agent_memory UPDATE when an update is pending: the state before and after."""
+    """ALTER EXTENSION agent_memory UPDATE when an update is pending, after creating the extensions the new version
+    requires that the database lacks: the state before and after."""
     before = extension_state(conn)
     if before.pending:
+        for (name,) in conn.execute(MISSING_REQUIRED).fetchall():
+            conn.execute(sql.SQL("create extension if not exists {} cascade").format(sql.Identifier(name)))
         conn.execute("alter extension agent_memory update")
     return before, extension_state(conn)

@@ -64,7 +64,25 @@ def test_every_function_has_a_pinned_search_path(db):
 def test_create_extension_cascade_installs_requirements(bare_db):
     bare_db.execute("create extension agent_memory cascade")
     installed = {row[0] for row in bare_db.execute("select extname from pg_extension").fetchall()}
-    assert {"agent_memory", "vector", "plpython3u"} <= installed
+    assert {"agent_memory", "vector", "plpython3u", "btree_gin"} <= installed
+
+
+def test_every_gin_index_of_a_tenant_keyed_table_leads_with_the_tenant(db):
+    """An index of every tenant's words or tags answers a match with every tenant's rows; led by tenant_id (with
+    btree_gin), its scan reads the tenant's postings only."""
+    rows = db.execute(
+        """
+        select i.indexrelid::regclass::text, a.attname
+        from pg_index as i
+        inner join pg_class as c on c.oid = i.indexrelid
+        inner join pg_am as m on m.oid = c.relam and m.amname = 'gin'
+        inner join pg_attribute as a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
+        where exists (select from pg_attribute as t where t.attrelid = i.indrelid and t.attname = 'tenant_id')
+            and (select relnamespace from pg_class where oid = i.indrelid) = 'memory'::regnamespace
+        """
+    ).fetchall()
+    assert len(rows) >= 7
+    assert [(index, first) for index, first in rows if first != "tenant_id"] == []
 
 
 def test_drop_extension_removes_every_object_and_it_can_be_created_again(bare_db):

@@ -174,7 +174,8 @@ def test_an_older_install_is_seen_and_upgraded_from_the_outside(db, bare_db):
 
     pending = (
         f"agent_memory {old} is installed in database {info.dbname} and {current} is on disk:"
-        f" `agent-memory db upgrade` (alter extension agent_memory update) applies {old} -> {current}"
+        " `agent-memory db upgrade` (alter extension agent_memory update, after creating the extensions it requires)"
+        f" applies {old} -> {current}"
     )
     checked = cli("upgrade", "--check")
     assert (checked.returncode, checked.stdout.strip()) == (1, pending)
@@ -191,6 +192,27 @@ def test_an_older_install_is_seen_and_upgraded_from_the_outside(db, bare_db):
     )
     health = bare_db.execute("select problem, available_version, update_path from memory.health()").fetchone()
     assert health == (None, current, None)
+
+
+def test_upgrade_creates_the_extensions_the_version_on_disk_requires(bare_db):
+    """0.3.0 did not require btree_gin, and ALTER EXTENSION ... UPDATE does not create what the new version
+    requires: `db upgrade` does, first."""
+    info = bare_db.info
+    url = f"postgresql://{info.user}@/{info.dbname}?host={info.host}&port={info.port}"
+    install(bare_db, "0.3.0")
+    # As 0.3.0 was installed before this control file asked for btree_gin (the install above made it).
+    bare_db.execute(
+        "delete from pg_depend where classid = 'pg_extension'::regclass and objid = ("
+        "select oid from pg_extension where extname = 'agent_memory') and refobjid = ("
+        "select oid from pg_extension where extname = 'btree_gin')"
+    )
+    bare_db.execute("drop extension btree_gin")
+    bare_db.commit()
+    upgraded = subprocess.run([CLI, "--dsn", url, "db", "upgrade"], capture_output=True, text=True)
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert bare_db.execute("select 1 from pg_extension where extname = 'btree_gin'").fetchone() == (1,)
+    index = bare_db.execute("select pg_get_indexdef('memory.chunks_tsv'::regclass)").fetchone()[0]
+    assert "(tenant_id, tsv)" in index
 
 
 def test_health_names_an_update_to_apply(db):

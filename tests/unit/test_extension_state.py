@@ -15,7 +15,8 @@ from agent_memory.upgrade import ExtensionState
         (
             ExtensionState("app", True, "0.2.0", "0.4.0", "0.2.0--0.3.0--0.4.0"),
             True,
-            "`agent-memory db upgrade` (alter extension agent_memory update) applies 0.2.0 -> 0.3.0 -> 0.4.0",
+            "`agent-memory db upgrade` (alter extension agent_memory update, after creating the extensions it requires)"
+            " applies 0.2.0 -> 0.3.0 -> 0.4.0",
         ),
         (ExtensionState("app", True, "0.9.0", "0.4.0", None), False, "with no update path between them"),
     ],

@@ -103,7 +103,7 @@ def install(args: Args) -> int:
                 conn.execute(sql.SQL("create database {}").format(sql.Identifier(args.dbname)))
     with psycopg.connect(dsn(args), autocommit=True) as conn:
         conn.execute("create extension if not exists agent_memory cascade")
-        conn.execute("alter extension agent_memory update")
+        upgrade.upgrade(conn)
         version = conn.execute("select memory.version()").fetchone()
     print(f"agent_memory {version[0] if version else '?'} installed")
     return 0
