@@ -11,10 +11,16 @@ vacuumed and analyzed. And bench_tenants_alone: the first `--probe` small tenant
 
 Vectors come from the client (embedder = client, 384 dimensions): the local model would take hours to embed two
 million chunks on two cores. A pool of `--pool` sentences of bench/recall_latency.py's Zipf words is embedded once
-by the local model; each turn is two sentences of the pool, and its vector the normalized sum of theirs, so that
-every turn has its own vector, near those of turns that share a sentence, as a model would place them: the HNSW
-graph holds two million distinct points laid out as real vectors are. A query is a sentence of the pool, with its
-model vector as query_vector.
+by the local model; each turn is two sentences of the pool, and its vector mixes theirs as the model does (see
+turn()), so that every turn has its own vector, near those of turns that share a sentence: the HNSW graph holds two
+million distinct points laid out as real vectors are. A query is a sentence of the pool, with its model vector as
+query_vector. The mix is calibrated on the model, and each run measures it again (calibration(), saved with the
+results): over 600 turns of two pool sentences, a turn's cosine to each of its own sentences has mean / standard
+deviation 0.726 / 0.118 when the model embeds the turn, 0.723 / 0.115 as mix() makes it; the plain normalized sum
+of the two, used before 2026-12-06, gives 0.769 / 0.029: every turn of a sentence at nearly the same distance from
+it, a shell of a thousand points around each sentence of the pool, which no model makes. mix()'s third sentence
+brings a turn nearer one sentence it does not hold than the model's own part does (nearest other sentence 0.568
+against 0.509): more turns near each query, a harder search for the graph, not an easier one.
 
 Times, alternately over `--rounds` rounds, memory.recall (k 10) of `--queries` queries spread over the probed
 small tenants, in bench_tenants and in bench_tenants_alone: a small tenant's recall beside a thousand others over
@@ -22,9 +28,10 @@ its recall alone (issue 29 asks at most 1.2). For each big tenant, 20 queries: t
 (memory_internal._nearest_sql, HNSW with iterative scan at recall's ef_search, over the graph and the vectors
 outside it) against the exact nearest, as the share of the exact top 10 found in its top 10 (issue 29 asks at
 least 0.95; as the database's superuser: the graph is what is measured, not row-level security), and the big
-tenants' recall p50. Results: bench/results/tenants.json. --reuse times the databases an earlier run built (with
-the same sizes: they are not checked); --finish enriches, maintains and vacuums bench_tenants as an interrupted
-run left it (its commits done), builds bench_tenants_alone, then times.
+tenants' recall p50. Results: bench/results/tenants.json. --reuse times the databases an earlier run built (made by
+this version's mix(), which their comment says; with the same sizes, which are not checked); --finish enriches,
+maintains and vacuums bench_tenants as an interrupted run left it (its commits done), builds bench_tenants_alone,
+then times.
 """
 
 from __future__ import annotations
@@ -61,11 +68,50 @@ def sentence_pool(size: int) -> tuple[list[str], np.ndarray]:
     return sentences, np.asarray(LocalEmbedder(threads=2).embed(sentences, batch_size=32), dtype=np.float64)
 
 
+def mix(rng: random.Random, vectors: np.ndarray, a: int, b: int) -> np.ndarray:
+    """The vector of a turn of sentences a and b as the model mixes them: theirs in shares drawn from 0.3-0.7, plus
+    a third sentence's at a weight drawn from 0-0.5 for the turn's own part (calibration() checks it)."""
+    share = rng.uniform(0.3, 0.7)
+    mixed = share * vectors[a] + (1 - share) * vectors[b] + rng.uniform(0, 0.5) * vectors[rng.randrange(len(vectors))]
+    return mixed / np.linalg.norm(mixed)
+
+
 def turn(rng: random.Random, sentences: list[str], vectors: np.ndarray) -> tuple[str, list[float]]:
-    """A turn of two sentences of the pool, with the normalized sum of their vectors."""
+    """A turn of two sentences of the pool, with its mixed vector."""
     a, b = rng.randrange(len(sentences)), rng.randrange(len(sentences))
-    summed = vectors[a] + vectors[b]
-    return f"{sentences[a]} {sentences[b]}", (summed / np.linalg.norm(summed)).round(6).tolist()
+    return f"{sentences[a]} {sentences[b]}", mix(rng, vectors, a, b).round(6).tolist()
+
+
+def calibration(sentences: list[str], vectors: np.ndarray, turns: int = 600) -> dict:
+    """A turn's cosine to each of its two sentences (mean and standard deviation, over `turns` turns), and to the
+    nearest sentence of the pool it does not hold (mean), when the local model embeds the turn, when mix() makes
+    its vector, and for the plain normalized sum of the two."""
+    from agent_memory_db.embedder import LocalEmbedder
+
+    rng = random.Random(1)
+    pairs = [(rng.randrange(len(sentences)), rng.randrange(len(sentences))) for _ in range(turns)]
+    texts = [f"{sentences[a]} {sentences[b]}" for a, b in pairs]
+    embedded = np.asarray(LocalEmbedder(threads=2).embed(texts, batch_size=32), dtype=np.float64)
+    summed = np.asarray([vectors[a] + vectors[b] for a, b in pairs])
+    ways = {
+        "model": embedded,
+        "mix": np.asarray([mix(rng, vectors, a, b) for a, b in pairs]),
+        "plain_sum": summed,
+    }
+    result = {}
+    for name, made in ways.items():
+        made = made / np.linalg.norm(made, axis=1, keepdims=True)
+        to_pool = made @ vectors.T
+        own = np.asarray([[row[a], row[b]] for row, (a, b) in zip(to_pool, pairs, strict=True)])
+        for row, (a, b) in zip(to_pool, pairs, strict=True):
+            row[[a, b]] = -1
+        result[name] = {
+            "own_mean": round(float(own.mean()), 3),
+            "own_sd": round(float(own.std()), 3),
+            # The turn's likeness to the nearest sentence it does not hold (mix()'s third sentence among them).
+            "other_nearest_mean": round(float(to_pool.max(axis=1).mean()), 3),
+        }
+    return result
 
 
 def commit_tenants(app_url: str, tenants: list[tuple[str, int]], sentences, vectors) -> None:
@@ -108,11 +154,27 @@ def commit_tenants(app_url: str, tenants: list[tuple[str, int]], sentences, vect
         raise errors[0]
 
 
+# What a database built by this bench says of its data (its comment), so that a run that reuses it knows the
+# turns were made the way this version makes them.
+MADE_BY = "bench/tenants.py: two pool sentences a turn, vectors by mix() (2026-12-06)"
+
+
+def made_here(url: str) -> None:
+    """Refuses a database this version of the bench did not build (its turns made another way)."""
+    with psycopg.connect(url) as conn:
+        name, said = conn.execute(
+            "select datname, shobj_description(oid, 'pg_database') from pg_database where datname = current_database()"
+        ).fetchone()
+    if said != MADE_BY:
+        raise SystemExit(f"{name} was not built by this version of the bench ({said!r}); build it again")
+
+
 def build(name: str, tenants: list[tuple[str, int]], sentences, vectors) -> dict:
     """Makes database `name` holding `tenants`, enriched and maintained; returns what it took."""
     started = time.perf_counter()
     url = fresh_database(name)
     with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("comment on database {} is {}").format(sql.Identifier(name), sql.Literal(MADE_BY)))
         conn.execute("insert into memory.config (key, value) values ('embedder', '\"client\"')")
     commit_tenants(connect_as(url, "app"), tenants, sentences, vectors)
     return {
@@ -243,10 +305,16 @@ def main() -> None:
     args = parser.parse_args()
 
     sentences, vectors = sentence_pool(args.pool)
+    calibrated = calibration(sentences, vectors)
+    print(f"a turn's cosine to its own sentences and the nearest other: {calibrated}", file=sys.stderr)
     small = [(f"small-{n:04d}", args.small_turns) for n in range(args.small)]
     big = [(f"big-{n:02d}", args.big_turns) for n in range(args.big)]
     probed = small[: args.probe]
     built = {}
+    if args.finish or args.reuse:
+        made_here(SERVER.url("bench_tenants"))
+    if args.reuse:
+        made_here(SERVER.url("bench_tenants_alone"))
     if args.finish:
         built["together"] = finish(SERVER.url("bench_tenants"))
         print(f"finished bench_tenants: {built['together']}", file=sys.stderr)
@@ -288,6 +356,7 @@ def main() -> None:
         "big": args.big,
         "big_turns": args.big_turns,
         "pool": args.pool,
+        "calibration": calibrated,
         "built": built or None,
         "small_recall_rounds": rounds,
         "small_recall_p50_ms": p50,
