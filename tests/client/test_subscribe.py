@@ -85,8 +85,13 @@ def test_async_subscribe_yields_the_same(db, tenant_dsn):
 
 def test_watch_shared_prints_what_the_fleet_shares(db, tenant_dsn):
     env = {**os.environ, "DATABASE_URL": tenant_dsn}
+    # Until its three events have come (a fixed window of a few seconds was too short on a busy machine for the
+    # five commands that make them); --seconds only bounds a failure.
     watch = subprocess.Popen(
-        [CLI, "watch", "--shared", "--agent-id", "coder", "--seconds", "5"], stdout=subprocess.PIPE, text=True, env=env
+        [CLI, "watch", "--shared", "--agent-id", "coder", "--seconds", "120"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     listening(db)
 
@@ -100,9 +105,11 @@ def test_watch_shared_prints_what_the_fleet_shares(db, tenant_dsn):
     cli("remember", "coder shares too", "--agent-id", "coder", "--shared")
     assert cli("share", str(other["memory_id"])) == f"memory {other['memory_id']}: shared with every agent\n"
     assert cli("share", str(other["memory_id"]), "--unshare") == f"memory {other['memory_id']}: planner's alone\n"
-    out, _ = watch.communicate(timeout=30)
-    assert watch.returncode == 0
-    assert out.splitlines() == [
+    assert watch.stdout is not None
+    lines = [watch.stdout.readline().rstrip("\n") for _ in range(3)]
+    watch.terminate()  # what it printed after the three comes out below, and is none
+    rest, _ = watch.communicate(timeout=30)
+    assert lines + rest.splitlines() == [
         f"planner: memory {kept['memory_id']} (fact) created (shared)",
         f"planner: memory {other['memory_id']} (fact) shared (shared)",
         f"planner: memory {other['memory_id']} (fact) unshared",
