@@ -257,3 +257,55 @@ def test_a_conversation_has_a_session_vector_and_the_remembered_claims_none(db):
     ).fetchall()
     assert with_vectors == [("chat",)]
     assert db.execute("select count(*) from memory.recall('when do deploys go out?') where kind = 'fact'").fetchone()[0]
+
+
+def grow(db, tenant, sessions, first=0, enrich="now"):
+    """Sessions of twenty turns with the caller's vectors (embedder client), committed for `tenant`."""
+    db.execute("select set_config('memory.tenant_id', %s, false)", (tenant,))
+    for number in range(first, first + sessions):
+        turns = [
+            {"role": "user", "content": f"turn {i} of session {number}", "embedding": [1, i, number]} for i in range(20)
+        ]
+        commit(db, turns, session=f"s{number}", enrich=enrich)
+
+
+def planned_chunks(db, tenant):
+    plan = db.execute("explain (format json) select from memory.chunks where tenant_id = %s", (tenant,)).fetchone()[0]
+    return plan[0]["Plan"]["Plan Rows"]
+
+
+@pytest.fixture
+def unknown_tenant(db):
+    """Tenant 'new', 1,100 chunks with their vectors, grown after the tables were analyzed with tenant 'known'
+    alone (autovacuum off): the planner takes it for one row."""
+    db.execute("set memory.embedder = 'client'")
+    db.execute("set memory.client_dimensions = 3")
+    for table in ("sessions", "turns", "chunks", "chunk_embeddings"):
+        db.execute(f"alter table memory.{table} set (autovacuum_enabled = off)")
+    grow(db, "known", 5)
+    db.commit()
+    db.execute("analyze memory.sessions, memory.turns, memory.chunks, memory.chunk_embeddings")
+    grow(db, "new", 55)
+    db.commit()
+    assert planned_chunks(db, "new") == 1
+    return db
+
+
+def test_a_sessions_vectors_are_written_by_its_own_rows_for_a_tenant_the_statistics_do_not_know(unknown_tenant):
+    """Joined by the tenant, the vectors' statements read all of a tenant the planner takes for one row for each
+    chunk of the session (O(tenant^2) over its sessions: 3.4 s a session at 5,500 chunks)."""
+    db = unknown_tenant
+    # Rows read so far by this backend, in one transaction (the view holds what is not yet reported as well).
+    reads = (
+        "select relname, seq_tup_read + coalesce(idx_tup_fetch, 0) from pg_stat_xact_user_tables"
+        " where schemaname = 'memory' and relname in ('turns', 'chunks', 'chunk_embeddings')"
+    )
+    before = dict(db.execute(reads).fetchall())
+    db.execute(
+        "select memory_internal._write_chunk_vectors('new', s.session_key, 'client', 'client', null, null, null, null)"
+        " from memory.sessions as s where s.tenant_id = 'new' and s.session_id = 's7'"
+    )
+    read = {table: count - before[table] for table, count in db.execute(reads).fetchall()}
+    # The session's 20 chunks, their vectors and turns; the tenant has 1,100 of each.
+    assert max(read.values()) <= 60, read
+

@@ -236,20 +236,36 @@ as $$
 declare
     v_in_graph boolean := memory_internal._in_graph(tenant);
 begin
-    delete from memory.chunk_embeddings as e
-    using memory.chunks as c
-    where c.tenant_id = tenant and c.session_key = session and e.tenant_id = c.tenant_id
-        and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no and e.text_sha256 <> c.text_sha256;
-    update memory.chunk_embeddings as e set cold = c.cold, in_graph = false
-    from memory.chunks as c
-    where c.tenant_id = tenant and c.session_key = session and e.tenant_id = c.tenant_id
-        and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no and e.cold <> c.cold;
+    -- The session's vectors: those of changed text dropped, those whose chunk changed side moved (out of the
+    -- graph until memory.maintain puts them in their side's). Each vector is found by its chunk's whole key,
+    -- in a lateral subquery that offset 0 keeps from being flattened, and written back by its row (so each
+    -- statement here): a join by the tenant, planned while the statistics took a growing tenant for one row,
+    -- read all the tenant's vectors for each chunk of the session (3.4 s a session at 5,500 chunks).
+    with vectors as materialized (
+        select x.ctid as row_id, x.text_sha256 <> c.text_sha256 as stale, c.cold as chunk_cold, x.cold as vector_cold
+        from memory.chunks as c
+        cross join lateral (
+            select y.ctid, y.text_sha256, y.cold from memory.chunk_embeddings as y
+            where y.tenant_id = c.tenant_id and y.turn_id = c.turn_id and y.chunk_no = c.chunk_no
+            offset 0
+        ) as x
+        where c.tenant_id = tenant and c.session_key = session
+    ),
+    dropped as (
+        delete from memory.chunk_embeddings as e using vectors as v where e.ctid = v.row_id and v.stale
+    )
+    update memory.chunk_embeddings as e set cold = v.chunk_cold, in_graph = false
+    from vectors as v
+    where e.ctid = v.row_id and not v.stale and v.vector_cold <> v.chunk_cold;
     if provider = 'client' then
         insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding, in_graph,
                                              cold)
         select c.tenant_id, c.turn_id, c.chunk_no, 'client', c.text_sha256, t.client_embedding, v_in_graph, c.cold
         from memory.chunks as c
-        inner join memory.turns as t on c.tenant_id = t.tenant_id and c.turn_id = t.turn_id
+        cross join lateral (
+            select y.client_embedding from memory.turns as y where y.tenant_id = c.tenant_id and y.turn_id = c.turn_id
+            offset 0
+        ) as t
         where c.tenant_id = tenant and c.session_key = session and t.client_embedding is not null
         on conflict do nothing;
     elsif texts is not null then
@@ -258,7 +274,11 @@ begin
         select tenant, k.turn_id, k.chunk_no, embedding_model, sha256(convert_to(k.text, 'UTF8')), k.embedding,
                v_in_graph, c.cold
         from unnest(turn_ids, chunk_nos, texts, vectors) as k (turn_id, chunk_no, text, embedding)
-        inner join memory.chunks as c on c.tenant_id = tenant and c.turn_id = k.turn_id and c.chunk_no = k.chunk_no
+        cross join lateral (
+            select y.cold from memory.chunks as y
+            where y.tenant_id = tenant and y.turn_id = k.turn_id and y.chunk_no = k.chunk_no
+            offset 0
+        ) as c
         on conflict (tenant_id, turn_id, chunk_no, model) do update
         set text_sha256 = excluded.text_sha256, embedding = excluded.embedding, in_graph = excluded.in_graph,
             cold = excluded.cold;
