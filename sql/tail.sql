@@ -50,11 +50,12 @@ $pin$;
 -- head.sql), a role nobody logs in as or is granted: a role of its own, not the superuser who installed the
 -- extension, so that forced row-level security holds inside the API's functions too (a superuser bypasses
 -- it). The schemas stay the installer's (memory_owner may create in schema memory, for the HNSW index of a new
--- embedding model). No function runs as a superuser. Four belong to memory_observer, which reads past
+-- embedding model). No function runs as a superuser. Five belong to memory_observer, which reads past
 -- row-level security: the two that must see every tenant's chunks whoever calls the API, and answer only yes or
--- no (memory_internal._any_chunks() and _chunks_lacking(model)), and recall's two full-text lists of one tenant
+-- no (memory_internal._any_chunks() and _chunks_lacking(model)), recall's two full-text lists of one tenant
 -- (memory_internal._full_text_candidates and _summary_candidates: under a policy, a full-text match cannot use
--- its index).
+-- its index), and the planner's estimate of a tenant's chunks (memory_internal._planned_chunks: under a policy
+-- it would estimate the policy's rows).
 do $owner$
 declare
     v_object record;
@@ -63,7 +64,8 @@ declare
         'memory_internal._full_text_candidates(text, text, timestamptz, timestamptz, text, '
         'memory_internal._recall_query, jsonb, text[])'::regprocedure,
         'memory_internal._summary_candidates(text, text, text, memory_internal._recall_query, jsonb, text[])'
-        ::regprocedure
+        ::regprocedure,
+        'memory_internal._planned_chunks(text)'::regprocedure
     ];
 begin
     for v_object in
@@ -204,7 +206,8 @@ begin
     grant execute on function memory.authenticate_api_key(text) to memory_http;
     grant execute on procedure memory.maintain(), memory.work(integer, integer, integer) to memory_admin;
     grant execute on function memory_internal._claim_jobs(integer, text),
-    memory_internal._embed_ahead(bigint[], text), memory_internal._work_on(bigint, text) to memory_admin;
+    memory_internal._embed_ahead(bigint[], text), memory_internal._work_on(bigint, text),
+    memory_internal._analyze_grown_tenants(text[]) to memory_admin;
     grant select on all tables in schema memory to memory_tenant;
     revoke select on memory.maintenance_runs from memory_tenant;
     grant select on memory.maintenance_runs to memory_admin;

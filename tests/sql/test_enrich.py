@@ -309,3 +309,23 @@ def test_a_sessions_vectors_are_written_by_its_own_rows_for_a_tenant_the_statist
     # The session's 20 chunks, their vectors and turns; the tenant has 1,100 of each.
     assert max(read.values()) <= 60, read
 
+
+def test_the_worker_analyzes_the_tables_when_a_tenant_outgrew_its_statistics(unknown_tenant):
+    db = unknown_tenant
+    grow(db, "new", 10, first=55, enrich="queue")
+    db.commit()
+    db.autocommit = True
+    db.execute("select pg_stat_force_next_flush()")  # the rows written count as changes before the worker looks
+    assert db.execute("call memory.work(100)").fetchone() == (10, 0)
+    assert planned_chunks(db, "new") > 500
+
+
+def test_the_worker_leaves_the_statistics_to_autovacuum_when_told(unknown_tenant):
+    db = unknown_tenant
+    db.execute("insert into memory.config (key, value) values ('analyze_growth_factor', '0')")
+    grow(db, "new", 10, first=55, enrich="queue")
+    db.commit()
+    db.autocommit = True
+    db.execute("select pg_stat_force_next_flush()")
+    assert db.execute("call memory.work(100)").fetchone() == (10, 0)
+    assert planned_chunks(db, "new") == 1

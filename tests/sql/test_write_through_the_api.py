@@ -194,7 +194,7 @@ def test_a_tenant_role_may_read_and_call_the_api_and_nothing_more(db):
         "select p.proname from pg_proc as p where p.pronamespace = 'memory_internal'::regnamespace"
         " and has_function_privilege('memory_admin', p.oid, 'execute') order by 1"
     ).fetchall()
-    assert admin_internals == [("_claim_jobs",), ("_embed_ahead",), ("_work_on",)]
+    assert admin_internals == [("_analyze_grown_tenants",), ("_claim_jobs",), ("_embed_ahead",), ("_work_on",)]
 
 
 def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
@@ -229,14 +229,18 @@ def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
         order by 1
         """
     ).fetchall()
-    # The two that must see every tenant's chunks and recall's full-text lists (whose match must use its index)
-    # belong to memory_observer; nothing runs as a superuser.
+    # The two that must see every tenant's chunks, recall's full-text lists (whose match must use its index) and
+    # the planner's estimate of a tenant belong to memory_observer; nothing runs as a superuser.
     assert others == [
         ("memory_internal._any_chunks()", "memory_observer"),
         ("memory_internal._chunks_lacking(text)", "memory_observer"),
         (
             "memory_internal._full_text_candidates(text,text,timestamp with time zone,timestamp with time zone,"
             "text,memory_internal._recall_query,jsonb,text[])",
+            "memory_observer",
+        ),
+        (
+            "memory_internal._planned_chunks(text)",
             "memory_observer",
         ),
         (

@@ -269,6 +269,13 @@ begin
     failed := 0;
     v_jobs := array(select c from memory_internal._claim_jobs(max_jobs, v_worker) as c);
     commit;
+    if pg_catalog.cardinality(v_jobs) > 0 then
+        -- In a transaction of its own: an analyze holds its tables' statistics lock until it commits.
+        perform memory_internal._analyze_grown_tenants(
+            array(select distinct j.tenant_id from pg_catalog.unnest(v_jobs) as j)
+        );
+        commit;
+    end if;
     for v_index in 1 .. pg_catalog.cardinality(v_jobs) loop
         if v_jobs[v_index].kind = 'enrich' and not v_jobs[v_index].session_key = any(v_ahead) then
             v_ahead := memory_internal._embed_ahead(
