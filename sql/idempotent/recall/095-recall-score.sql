@@ -282,11 +282,12 @@ final as (
 ),
 -- A curated memory stands for the turns it came from: it scores at least as its best evidence turn among
 -- the candidates does (which has the conversation around it that a memory lacks) plus what being a memory
--- adds (memory_lift: importance, kind, status), and ranks ahead of it. Other candidates keep their score.
+-- adds (memory_lift: importance, kind, status), and ranks ahead of it. Other candidates keep their score (and
+-- do not look for evidence: each look reads every candidate).
 placed as (
-    select f.*, greatest(f.own_score, f.memory_lift + (
+    select f.*, case when f._memory_evidence is null then f.own_score else greatest(f.own_score, f.memory_lift + (
         select max(e.own_score) from final as e where e.turn_id = any(f._memory_evidence)
-    )) as score
+    )) end as score
     from final as f
 ),
 reranked as (
