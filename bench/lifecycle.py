@@ -13,7 +13,9 @@ second run, which puts the vectors that changed side into their side's graph (gr
 it takes until none waits, and the vacuum autovacuum would run after them; then recall p50 and p95 of
 the same queries with the default tiers (cold sessions left out) and with every tier
 (`tiers => '{hot,warm,cold}'`: no tier filter, the same tenant as without tiers), with tier_promote_on_recall off
-so that both see the same tiers. Recall runs as deployed, as a login granted memory_app (row-level security on),
+so that both see the same tiers, and, for a tenant with vectors, the lower bound of bench/recall_latency.py over
+what is not cold (one HNSW and one GIN probe) and the query's embedding, as the same role in the same run. Recall
+runs as deployed, as a login granted memory_app (row-level security on),
 unless --role superuser; maintenance runs as the superuser, as pg_cron's job does. Writes
 bench/results/lifecycle-<turns>.json (lifecycle-<turns>-superuser.json with --role superuser). --recall-only
 (with --reuse) times recall alone, on the tenant as an earlier run left it (lifecycle-<turns>[-superuser]-recall.json).
@@ -29,7 +31,7 @@ import time
 import psycopg
 from common import ROLES, SERVER, connect_as, fresh_database, run_queue, save
 from psycopg.types.json import Jsonb
-from recall_latency import commit_sessions, percentiles, vocabulary, zipf_text
+from recall_latency import bound_timer, commit_sessions, percentiles, vocabulary, zipf_text
 
 EVERY_TIER = ["hot", "warm", "cold"]
 NO_PROMOTION = Jsonb({"tier_promote_on_recall": False})
@@ -103,7 +105,8 @@ def age_and_maintain(url: str) -> dict:
 
 
 def recall_times(url: str, queries: list[str], role: str) -> dict:
-    """Recall p50/p95 with the default tiers and with every tier, as the role given."""
+    """Recall p50/p95 with the default tiers and with every tier, as the role given; for a tenant with vectors,
+    the lower bound (recall_latency.py's, of what is not cold) and the query's embedding too, in the same run."""
     with psycopg.connect(url, autocommit=True) as conn:
         tiers = dict(conn.execute("select tier, count(*) from memory.sessions group by tier").fetchall())
         turns_by_tier = dict(
@@ -112,15 +115,21 @@ def recall_times(url: str, queries: list[str], role: str) -> dict:
                 " session_key) group by s.tier"
             ).fetchall()
         )
+        (vectors,) = conn.execute("select exists (select from memory.chunk_embeddings)").fetchone()
     with psycopg.connect(connect_as(url, role), autocommit=True) as conn:
         recall = "select count(*) from memory.recall(%s, k => 10, weights => %s, tiers => %s)"
         for query in queries[:10]:  # warm the caches the same way for both
             for tiers_asked in (None, EVERY_TIER):
                 conn.execute(recall, (query, NO_PROMOTION, tiers_asked)).fetchone()
-        default, every = [], []
-        for query in queries:
+        bound_of = bound_timer(conn, queries) if vectors else None
+        default, every, bound, embed = [], [], [], []
+        for i, query in enumerate(queries):
             default.append(timed(conn, recall, (query, NO_PROMOTION, None)))
             every.append(timed(conn, recall, (query, NO_PROMOTION, EVERY_TIER)))
+            if bound_of is not None:
+                seconds = bound_of(i)
+                bound.append(seconds[0])
+                embed.append(seconds[1])
     result = {
         "sessions_by_tier": tiers,
         "turns_by_tier": turns_by_tier,
@@ -130,6 +139,14 @@ def recall_times(url: str, queries: list[str], role: str) -> dict:
     result["p50_every_tier_over_cold_left_out"] = round(
         result["recall_every_tier"]["p50_ms"] / result["recall_cold_left_out"]["p50_ms"], 2
     )
+    if bound:
+        result["lower_bound"] = percentiles(bound)
+        result["query_embedding"] = percentiles(embed)
+        result["p50_over_bound_and_embedding"] = round(
+            result["recall_cold_left_out"]["p50_ms"]
+            / (result["lower_bound"]["p50_ms"] + result["query_embedding"]["p50_ms"]),
+            2,
+        )
     return result
 
 
@@ -166,6 +183,12 @@ def main() -> None:
         f" | recall p50 cold left out"
         f" {result['recall_cold_left_out']['p50_ms']} ms, every tier {result['recall_every_tier']['p50_ms']} ms"
         f" ({result['p50_every_tier_over_cold_left_out']}x)"
+        + (
+            f" | lower bound {result['lower_bound']['p50_ms']} ms + embedding {result['query_embedding']['p50_ms']}"
+            f" ms: recall {result['p50_over_bound_and_embedding']}x"
+            if "lower_bound" in result
+            else ""
+        )
     )
     role = "" if args.role == "app" else f"-{args.role}"
     name = f"lifecycle-{args.turns}{role}{'-recall' if args.recall_only else ''}.json"

@@ -24,6 +24,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -130,28 +131,41 @@ def lower_bound(conn: psycopg.Connection) -> str:
     )
 
 
+def bound_timer(conn: psycopg.Connection, queries: list[str]) -> Callable[[int], tuple[float, float]]:
+    """For query i of `queries`, the seconds of the lower bound's probes (its vector and words prepared
+    beforehand) and of the query's embedding in the database."""
+    vectors = [conn.execute("select (memory.embed(array[%s]))[1]::text", (q,)).fetchone()[0] for q in queries]
+    tsqueries = [
+        conn.execute("select replace(plainto_tsquery('english', %s)::text, '&', '|')", (q,)).fetchone()[0]
+        for q in queries
+    ]
+    statement = lower_bound(conn)
+
+    def timed(i: int) -> tuple[float, float]:
+        started = time.perf_counter()
+        conn.execute(statement, {"vector": vectors[i], "tsquery": tsqueries[i] or "nothing"}).fetchone()
+        bound = time.perf_counter() - started
+        started = time.perf_counter()
+        conn.execute("select memory.embed(array[%s])", (queries[i],)).fetchone()
+        return bound, time.perf_counter() - started
+
+    return timed
+
+
 def measure(url: str, queries: list[str]) -> dict:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("select memory.embed(array['warm up'])")
         for query in queries[:10]:  # warm the caches the same way for both
             conn.execute("select count(*) from memory.recall(%s, k => 10)", (query,))
-        vectors = [conn.execute("select (memory.embed(array[%s]))[1]::text", (q,)).fetchone()[0] for q in queries]
-        tsqueries = [
-            conn.execute("select replace(plainto_tsquery('english', %s)::text, '&', '|')", (q,)).fetchone()[0]
-            for q in queries
-        ]
+        bound_of = bound_timer(conn, queries)
         recall, bound, embed = [], [], []
-        bound_statement = lower_bound(conn)
-        for query, vector, tsquery in zip(queries, vectors, tsqueries, strict=True):
+        for i, query in enumerate(queries):
             started = time.perf_counter()
             conn.execute("select count(*) from memory.recall(%s, k => 10)", (query,)).fetchone()
             recall.append(time.perf_counter() - started)
-            started = time.perf_counter()
-            conn.execute(bound_statement, {"vector": vector, "tsquery": tsquery or "nothing"}).fetchone()
-            bound.append(time.perf_counter() - started)
-            started = time.perf_counter()
-            conn.execute("select memory.embed(array[%s])", (query,)).fetchone()
-            embed.append(time.perf_counter() - started)
+            seconds = bound_of(i)
+            bound.append(seconds[0])
+            embed.append(seconds[1])
         chunks = conn.execute("select count(*) from memory.chunks").fetchone()[0]
     result = {
         "chunks": chunks,
