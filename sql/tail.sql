@@ -133,9 +133,9 @@ $definer$;
 --   every tenant's rows), no insert, update, delete, truncate or references, so no lock on a table beyond
 --   what a read takes and no row lock.
 -- - memory_app: a memory_tenant that may choose its tenant. memory_admin: a memory_app that also writes
---   settings, the registry and bindings, stores secrets, makes and revokes the HTTP server's API keys, and
---   runs maintenance and the queue worker for every tenant (memory.work calls the internal steps granted it,
---   each running as the owner).
+--   settings, the registry and bindings, stores secrets, makes and revokes the HTTP server's API keys, lists
+--   the big tenants' graphs due, and runs maintenance and the queue worker for every tenant (memory.work calls
+--   the internal steps granted it, each running as the owner).
 -- - memory_http (the HTTP server's logins): looks API keys up, and takes the role of a key (granted to it).
 -- - Secrets are the owner's alone. Views run with the privileges and row-level security of the role that
 --   reads them. (Objects a later file adds are covered by being created before this runs.)
@@ -196,11 +196,12 @@ begin
     memory.define_signal(text, text, regprocedure, double precision, text), memory.reembed(integer),
     memory.define_feature(text, text, regtype, text, text),
     memory.create_api_key(text, regrole, text, boolean, integer, integer, timestamptz),
-    memory.revoke_api_key(bigint), memory.list_api_keys(text), memory.authenticate_api_key(text) from memory_tenant;
+    memory.revoke_api_key(bigint), memory.list_api_keys(text), memory.authenticate_api_key(text),
+    memory.tenant_graph_statements() from memory_tenant;
     grant execute on function memory.set_secret(text, text, text), memory.bind_tenant_role(regrole, text),
     memory.define_signal(text, text, regprocedure, double precision, text), memory.reembed(integer),
     memory.create_api_key(text, regrole, text, boolean, integer, integer, timestamptz),
-    memory.revoke_api_key(bigint), memory.list_api_keys(text) to memory_admin;
+    memory.revoke_api_key(bigint), memory.list_api_keys(text), memory.tenant_graph_statements() to memory_admin;
     -- The HTTP server's logins look keys up, and nothing else (they take a key's role for its request).
     grant usage on schema memory to memory_http;
     grant execute on function memory.authenticate_api_key(text) to memory_http;

@@ -67,6 +67,27 @@ def test_local_server_lifecycle(server_dir):
     assert run(*local, "db", "stop").stdout.strip() == "not running"
 
 
+def test_graphs_builds_a_big_tenants_own_graph_and_check_says_when_one_is_due(db, dsn):
+    db.execute(
+        "insert into memory.config (key, value) values ('embedder', '\"client\"'), ('client_dimensions', '3'),"
+        " ('tenant_graph_min_chunks', '3')"
+    )
+    for number in range(4):
+        turn = [
+            {"role": "user", "content": f"Deploy {number} of the auth service is on Friday.", "embedding": [1, 2, 3]}
+        ]
+        db.execute("select memory.commit(%s, %s, enrich => 'now')", (f"s{number}", json.dumps(turn)))
+    db.commit()
+    due = run("--dsn", dsn, "graphs", "--check")
+    assert (due.returncode, due.stdout.strip()) == (1, "create: tenant default (4 chunks), model client"), due.stderr
+    built = run("--dsn", dsn, "graphs")
+    assert built.returncode == 0 and built.stdout.startswith("create: tenant default (4 chunks), model client ("), built
+    assert db.execute(
+        "select count(*) from pg_indexes where indexname = memory_internal._tenant_graph_name('client', 'default')"
+    ).fetchone() == (1,)
+    assert run("--dsn", dsn, "graphs", "--check").stdout.strip() == "no tenant graph to build or drop"
+
+
 def test_worker_once_runs_the_queue_and_reports_progress(db, dsn):
     db.execute(
         'select memory.commit(s, \'[{"role": "user", "content": "Deploy the auth service on Friday."}]\')'

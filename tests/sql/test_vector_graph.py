@@ -170,3 +170,68 @@ def test_a_model_of_more_dimensions_than_a_graph_holds_is_searched_exactly(tenan
         ("[" + ",".join(map(str, vector(3))) + "]",),
     ).fetchall()
     assert hits == [("s3",)]
+
+
+def test_a_big_tenant_gets_a_graph_of_its_own_that_its_recall_reads(tenants, db, logins):
+    """Tenants holding tenant_graph_min_chunks chunks get HNSW graphs of their own, built by statements an
+    administrator runs (create index concurrently cannot run in a function), and dropped below half of it."""
+    big, _ = tenants
+    crowd = logins.create(tenant="crowd")
+    db.execute(
+        "insert into memory.config (tenant_id, key, value) values ('', 'embedder', '\"client\"'),"
+        " ('', 'client_dimensions', '3'), ('', 'tenant_graph_min_chunks', '10'),"
+        " ('crowd', 'exact_search_max_chunks', '3')"
+    )
+    db.commit()
+    for conn, sessions in ((big, 12), (crowd, 40)):
+        for number in range(sessions):
+            conn.execute(
+                "select memory.commit(%s, %s, enrich => 'now')",
+                (
+                    f"s{number}",
+                    Json(
+                        [
+                            {
+                                "role": "user",
+                                "content": f"Note {number}: the deploy moved to Tuesday.",
+                                "embedding": [1, number, 2],
+                            }
+                        ]
+                    ),
+                ),
+            )
+    db.execute("call memory.maintain()")
+    db.commit()
+    due = "select tenant_id, model, action, chunks from memory.tenant_graph_statements() order by 1"
+    assert db.execute(due).fetchall() == [("big", "client", "create", 12), ("crowd", "client", "create", 40)]
+    db.commit()
+    db.autocommit = True
+    for (statement,) in db.execute("select statement from memory.tenant_graph_statements()").fetchall():
+        db.execute(statement)
+    assert db.execute(due).fetchall() == []
+    name = db.execute("select memory_internal._tenant_graph_name('client', 'big')").fetchone()[0]
+    definition = db.execute("select indexdef from pg_indexes where indexname = %s", (name,)).fetchone()[0]
+    assert "USING hnsw" in definition and "(tenant_id = 'big'::text)" in definition and "(NOT cold)" in definition
+
+    def scans():
+        db.execute("select pg_stat_force_next_flush()")  # this backend's counts, reported as it goes idle
+        return db.execute("select idx_scan from pg_stat_user_indexes where indexrelname = %s", (name,)).fetchone()[0]
+
+    before = scans()
+    db.execute("select set_config('memory.tenant_id', 'big', false)")
+    db.execute("set enable_seqscan = off")  # a dozen rows: the planner would read them all
+    hits = db.execute("select count(*) from memory.recall('deploy', k => 3, query_vector => '[1,5,2]')").fetchone()[0]
+    assert hits == 3 and scans() == before + 1
+
+    db.execute("update memory.config set value = '100' where key = 'tenant_graph_min_chunks'")
+    dropped = db.execute("select tenant_id, action, statement from memory.tenant_graph_statements()").fetchall()
+    assert [(tenant, action) for tenant, action, _ in dropped] == [(None, "drop"), (None, "drop")]
+    for _, _, statement in dropped:
+        db.execute(statement)
+    assert db.execute("select to_regclass('memory.' || %s)", (name,)).fetchone()[0] is None
+
+
+def test_only_an_administrator_lists_the_tenant_graphs(tenants):
+    big, _ = tenants
+    with pytest.raises(Exception, match=r"permission denied|memory_admin"):
+        big.execute("select * from memory.tenant_graph_statements()")

@@ -283,13 +283,14 @@ def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
         "memory_internal._turn_filter",
         "memory_internal._visible_to",
     ]
-    # Only the administrator's bindings and API keys name a tenant: the one they are for, not one they act in
-    # (authenticate_api_key answers the HTTP server the tenant of a key).
+    # Only the administrator's bindings, API keys and big tenants' graphs name a tenant: the one they are for, not
+    # one they act in (authenticate_api_key answers the HTTP server the tenant of a key).
     arguments = db.execute(
         """
         select p.oid::regprocedure::text from pg_proc as p
         where p.pronamespace = 'memory'::regnamespace and 'tenant_id' = any(p.proargnames)
-            and p.proname not in ('bind_tenant_role', 'create_api_key', 'list_api_keys', 'authenticate_api_key')
+            and p.proname not in ('bind_tenant_role', 'create_api_key', 'list_api_keys', 'authenticate_api_key',
+                                  'tenant_graph_statements')
         """
     ).fetchall()
     assert arguments == []

@@ -134,6 +134,26 @@ def work_queue(args: Args) -> int:
     return 0 if failed == 0 else 1
 
 
+def tenant_graphs(args: Args) -> int:
+    """Builds and drops the HNSW graphs of big tenants that memory.tenant_graph_statements() says are due, each
+    statement on its own (`concurrently` runs in no transaction); --check lists them and exits 1 when any is."""
+    with psycopg.connect(dsn(args), autocommit=True) as conn:
+        due = conn.execute(
+            "select tenant_id, model, action, chunks, statement from memory.tenant_graph_statements()"
+        ).fetchall()
+        for tenant, model, action, chunks, statement in due:
+            what = f"{action}: tenant {tenant} ({chunks} chunks), model {model}" if tenant else f"{action}: {statement}"
+            if args.check:
+                print(what)
+                continue
+            started = time.perf_counter()
+            conn.execute(statement)
+            print(f"{what} ({time.perf_counter() - started:.1f} s)")
+    if not due:
+        print("no tenant graph to build or drop")
+    return 1 if args.check and due else 0
+
+
 def watch_metrics(args: Args) -> int:
     """memory.metrics every --watch seconds (--count times, else until interrupted): per tenant, what
     changed since the last reading; with --json, one JSON object a reading."""
@@ -352,6 +372,15 @@ COMMANDS: tuple[Command, ...] = (
             Option("idle_seconds", "wait when the queue is empty (default 2)", type=float, default=2.0),
         ),
         main=work_queue,
+    ),
+    Command(
+        "graphs",
+        "build the HNSW graphs of tenants grown past tenant_graph_min_chunks (and drop those no longer due)",
+        (Option("check", "list what is due, change nothing (exit 1: something is)", flag=True),),
+        description="Runs memory.tenant_graph_statements() one statement at a time: `create index concurrently`, which"
+        " blocks no write, and `drop index concurrently`. As a superuser (the indexes are on the extension's"
+        " tables); schedule it beside maintenance, daily say.",
+        main=tenant_graphs,
     ),
     Command(
         "mcp",
