@@ -40,6 +40,7 @@ def test_maintain_deletes_old_finished_jobs_and_keeps_the_rest(db):
         "tiers_moved": {},
         "retention": {},
         "metric_rows_folded": 0,
+        "tenant_graphs_due": 0,
         "models_retired": [],
         "vectors_dropped": {},
     }

@@ -204,6 +204,8 @@ def test_a_big_tenant_gets_a_graph_of_its_own_that_its_recall_reads(tenants, db,
     db.commit()
     due = "select tenant_id, model, action, chunks from memory.tenant_graph_statements() order by 1"
     assert db.execute(due).fetchall() == [("big", "client", "create", 12), ("crowd", "client", "create", 40)]
+    maintained = "select actions -> 'tenant_graphs_due' from memory.maintenance_runs order by run_id desc limit 1"
+    assert db.execute(maintained).fetchone() == (2,)
     db.commit()
     db.autocommit = True
     for (statement,) in db.execute("select statement from memory.tenant_graph_statements()").fetchall():

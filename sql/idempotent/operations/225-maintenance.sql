@@ -225,7 +225,10 @@ begin
     insert into memory.maintenance_runs (started_at, finished_at, status, actions)
     values (v_started, pg_catalog.clock_timestamp(), 'done',
             jsonb_build_object('jobs_deleted', v_jobs, 'graph_joined', v_graph, 'tiers_moved', v_tiers,
-                               'retention', v_retention, 'metric_rows_folded', v_folded) || v_models);
+                               'retention', v_retention, 'metric_rows_folded', v_folded,
+                               -- What maintenance cannot run itself (create index concurrently): said.
+                               'tenant_graphs_due', (select count(*) from memory.tenant_graph_statements()))
+            || v_models);
 end
 $$;
 
@@ -236,6 +239,7 @@ comment on procedure memory.maintain () is
 'tenant''s sessions and memories down a tier as their importance decays and agents'' tiers fill '
 '(memory.tier_moves shows what it would move), archives and removes, before the tier moves, what each tenant''s '
 'retention policies select (memory.retention_preview shows it; memory.archives lists the archives; at most '
-'retention_batch items per tenant and run), folds the metric counters of ended backends. '
+'retention_batch items per tenant and run), folds the metric counters of ended backends, and counts the big '
+'tenants'' graphs due (memory.tenant_graph_statements(), which `agent-memory graphs` runs). '
 'One run at a time (a concurrent call is recorded as skipped); each run is recorded in '
 'memory.maintenance_runs. Schedule it with pg_cron.';
