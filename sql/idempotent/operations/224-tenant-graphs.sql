@@ -76,7 +76,9 @@ begin
     -- A graph whose tenant shrank below half the threshold or is gone, or whose model is retired.
     select null, null, 'drop', null, format('drop index concurrently if exists memory.%I', e.index_name)
     from existing as e
-    where not exists (select from wanted as w where w.index_name = e.index_name);
+    where not exists (select from wanted as w where w.index_name = e.index_name)
+    -- Drops first (an invalid graph before it is built again), then the builds, by tenant and model.
+    order by 3 desc, 1, 2, 5;
 end
 $$;
 
