@@ -240,13 +240,17 @@ begin
     -- graph until memory.maintain puts them in their side's). Each vector is found by its chunk's whole key,
     -- in a lateral subquery that offset 0 keeps from being flattened, and written back by its row (so each
     -- statement here): a join by the tenant, planned while the statistics took a growing tenant for one row,
-    -- read all the tenant's vectors for each chunk of the session (3.4 s a session at 5,500 chunks).
+    -- read all the tenant's vectors for each chunk of the session (3.4 s a session at 5,500 chunks). The rows
+    -- to write are locked as they are found, so that the row written is the version found (maintenance may be
+    -- putting it into a graph meanwhile).
     with vectors as materialized (
-        select x.ctid as row_id, x.text_sha256 <> c.text_sha256 as stale, c.cold as chunk_cold, x.cold as vector_cold
+        select x.ctid as row_id, x.text_sha256 <> c.text_sha256 as stale, c.cold as chunk_cold
         from memory.chunks as c
         cross join lateral (
-            select y.ctid, y.text_sha256, y.cold from memory.chunk_embeddings as y
+            select y.ctid, y.text_sha256 from memory.chunk_embeddings as y
             where y.tenant_id = c.tenant_id and y.turn_id = c.turn_id and y.chunk_no = c.chunk_no
+                and (y.text_sha256 <> c.text_sha256 or y.cold <> c.cold)
+            for update
             offset 0
         ) as x
         where c.tenant_id = tenant and c.session_key = session
@@ -256,7 +260,7 @@ begin
     )
     update memory.chunk_embeddings as e set cold = v.chunk_cold, in_graph = false
     from vectors as v
-    where e.ctid = v.row_id and not v.stale and v.vector_cold <> v.chunk_cold;
+    where e.ctid = v.row_id and not v.stale;
     if provider = 'client' then
         insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding, in_graph,
                                              cold)
