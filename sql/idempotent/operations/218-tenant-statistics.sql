@@ -26,10 +26,11 @@ comment on function memory_internal._planned_chunks(text) is
 
 -- Of these tenants, those holding at least 1,000 chunks and analyze_growth_factor times the planner's
 -- estimate; if any, the tables of a tenant's rows are analyzed (a table another transaction is analyzing or
--- vacuuming is skipped, not waited for), unless they changed by less than half the tenant since the last
--- analyze (it missed the tenant in its sample: the next one waits for the tenant to grow). Returns the
--- tenants found grown, analyzed for or not. The statistics target is PostgreSQL's default, whatever the
--- caller's session says (a column's own target holds).
+-- vacuuming is skipped, not waited for), unless the chunks changed since the last analyze by less than half
+-- the tenant or a hundredth of the table (if an analyze missed the tenant in its sample, the next waits for
+-- that much more writing: on a large, busy table, at most one analyze per hundredth, a tenth of autovacuum's
+-- pace). Returns the tenants found grown, analyzed for or not. The statistics target is PostgreSQL's default,
+-- whatever the caller's session says (a column's own target holds).
 create or replace function memory_internal._analyze_grown_tenants(tenants text[]) returns text[]
 language plpgsql
 security definer
@@ -51,7 +52,9 @@ begin
         group by c.tenant_id
     ) as g
     where g.chunks >= 1000 and g.chunks > v_factor * memory_internal._planned_chunks(g.tenant_id);
-    if v_grown is not null and pg_catalog.pg_stat_get_mod_since_analyze('memory.chunks'::regclass) >= v_least / 2 then
+    if v_grown is not null and pg_catalog.pg_stat_get_mod_since_analyze('memory.chunks'::regclass) >= greatest(
+        v_least / 2, (select c.reltuples / 100 from pg_catalog.pg_class as c where c.oid = 'memory.chunks'::regclass)
+    ) then
         analyze (skip_locked) memory.sessions, memory.turns, memory.chunks, memory.chunk_embeddings,
             memory.summaries, memory.session_embeddings, memory.entity_mentions;
     end if;

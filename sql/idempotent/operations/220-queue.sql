@@ -270,10 +270,15 @@ begin
     v_jobs := array(select c from memory_internal._claim_jobs(max_jobs, v_worker) as c);
     commit;
     if pg_catalog.cardinality(v_jobs) > 0 then
-        -- In a transaction of its own: an analyze holds its tables' statistics lock until it commits.
-        perform memory_internal._analyze_grown_tenants(
-            array(select distinct j.tenant_id from pg_catalog.unnest(v_jobs) as j)
-        );
+        -- In a transaction of its own: an analyze holds its tables' statistics lock until it commits. One that
+        -- fails leaves the jobs to run.
+        begin
+            perform memory_internal._analyze_grown_tenants(
+                array(select distinct j.tenant_id from pg_catalog.unnest(v_jobs) as j)
+            );
+        exception when others then
+            raise warning 'agent_memory: analyzing the tables of grown tenants failed: %', sqlerrm;
+        end;
         commit;
     end if;
     for v_index in 1 .. pg_catalog.cardinality(v_jobs) loop
