@@ -72,6 +72,7 @@ def test_graphs_builds_a_big_tenants_own_graph_and_check_says_when_one_is_due(db
         "insert into memory.config (key, value) values ('embedder', '\"client\"'), ('client_dimensions', '3'),"
         " ('tenant_graph_min_chunks', '3')"
     )
+    db.execute("select set_config('memory.tenant_id', 'team o''brien', false)")  # a tenant with a quote
     for number in range(4):
         turn = [
             {"role": "user", "content": f"Deploy {number} of the auth service is on Friday.", "embedding": [1, 2, 3]}
@@ -79,12 +80,16 @@ def test_graphs_builds_a_big_tenants_own_graph_and_check_says_when_one_is_due(db
         db.execute("select memory.commit(%s, %s, enrich => 'now')", (f"s{number}", json.dumps(turn)))
     db.commit()
     due = run("--dsn", dsn, "graphs", "--check")
-    assert (due.returncode, due.stdout.strip()) == (1, "create: tenant default (4 chunks), model client"), due.stderr
+    assert (due.returncode, due.stdout.strip()) == (1, "create: tenant team o'brien (4 chunks), model client"), due
     built = run("--dsn", dsn, "graphs")
-    assert built.returncode == 0 and built.stdout.startswith("create: tenant default (4 chunks), model client ("), built
-    assert db.execute(
-        "select count(*) from pg_indexes where indexname = memory_internal._tenant_graph_name('client', 'default')"
-    ).fetchone() == (1,)
+    assert built.returncode == 0 and built.stdout.startswith(
+        "create: tenant team o'brien (4 chunks), model client ("
+    ), built
+    definition = db.execute(
+        "select indexdef from pg_indexes where indexname = memory_internal._tenant_graph_name('client', %s)",
+        ("team o'brien",),
+    ).fetchone()[0]
+    assert definition.endswith("AND (tenant_id = 'team o''brien'::text))"), definition
     assert run("--dsn", dsn, "graphs", "--check").stdout.strip() == "no tenant graph to build or drop"
 
 

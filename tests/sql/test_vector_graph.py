@@ -225,6 +225,17 @@ def test_a_big_tenant_gets_a_graph_of_its_own_that_its_recall_reads(tenants, db,
     hits = db.execute("select count(*) from memory.recall('deploy', k => 3, query_vector => '[1,5,2]')").fetchone()[0]
     assert hits == 3 and scans() == before + 1
 
+    # A build that failed (or is under way) leaves an invalid index: dropped, then built again.
+    db.execute("update pg_index set indisvalid = false where indexrelid = ('memory.' || %s)::regclass", (name,))
+    redo = db.execute("select tenant_id, action from memory.tenant_graph_statements()").fetchall()
+    assert redo == [("big", "drop invalid"), ("big", "create")]
+    for (statement,) in db.execute("select statement from memory.tenant_graph_statements()").fetchall():
+        db.execute(statement)
+    assert db.execute(
+        "select indisvalid from pg_index where indexrelid = ('memory.' || %s)::regclass", (name,)
+    ).fetchone()
+    assert db.execute(due).fetchall() == []
+
     db.execute("update memory.config set value = '100' where key = 'tenant_graph_min_chunks'")
     dropped = db.execute("select tenant_id, action, statement from memory.tenant_graph_statements()").fetchall()
     assert [(tenant, action) for tenant, action, _ in dropped] == [(None, "drop"), (None, "drop")]

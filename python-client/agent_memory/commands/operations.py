@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from datetime import datetime
@@ -134,20 +135,45 @@ def work_queue(args: Args) -> int:
     return 0 if failed == 0 else 1
 
 
+GRAPH_NAME = re.compile(r"chunk_embeddings_hnsw_tenant_[0-9a-f]{32}")
+# One `agent-memory graphs` at a time: a second one would take the first one's graph, under way, for invalid.
+GRAPHS_LOCK = 0x616D_6772  # "amgr"
+
+
+def graph_statement(
+    action: str, index_name: str, dimensions: int | None, model: str | None, tenant: str | None
+) -> sql.Composed:
+    """The statement for one row of memory.tenant_graph_statements(), written here from its columns (not the
+    text a function of the extension's owner made, which a superuser would run)."""
+    if not GRAPH_NAME.fullmatch(index_name):
+        raise InvalidInput(f"tenant_graph_statements() named an index {index_name!r} that is no tenant's graph")
+    if action != "create":
+        return sql.SQL("drop index concurrently if exists memory.{}").format(sql.Identifier(index_name))
+    return sql.SQL(
+        "create index concurrently if not exists {} on memory.chunk_embeddings using hnsw"
+        " ((embedding::halfvec({})) halfvec_cosine_ops) where model = {} and in_graph and not cold and tenant_id = {}"
+    ).format(sql.Identifier(index_name), sql.Literal(int(dimensions or 0)), sql.Literal(model), sql.Literal(tenant))
+
+
 def tenant_graphs(args: Args) -> int:
     """Builds and drops the HNSW graphs of big tenants that memory.tenant_graph_statements() says are due, each
     statement on its own (`concurrently` runs in no transaction); --check lists them and exits 1 when any is."""
     with psycopg.connect(dsn(args), autocommit=True) as conn:
+        locked = None if args.check else conn.execute("select pg_try_advisory_lock(%s)", (GRAPHS_LOCK,)).fetchone()
+        if not args.check and not (locked and locked[0]):
+            raise InvalidInput("another `agent-memory graphs` is building this database's graphs; try again later")
         due = conn.execute(
-            "select tenant_id, model, action, chunks, statement from memory.tenant_graph_statements()"
+            "select tenant_id, model, action, chunks, index_name, dimensions from memory.tenant_graph_statements()"
         ).fetchall()
-        for tenant, model, action, chunks, statement in due:
-            what = f"{action}: tenant {tenant} ({chunks} chunks), model {model}" if tenant else f"{action}: {statement}"
+        for tenant, model, action, chunks, index_name, dimensions in due:
+            what = (
+                f"{action}: tenant {tenant} ({chunks} chunks), model {model}" if tenant else f"{action}: {index_name}"
+            )
             if args.check:
                 print(what)
                 continue
             started = time.perf_counter()
-            conn.execute(statement)
+            conn.execute(graph_statement(action, index_name, dimensions, model, tenant))
             print(f"{what} ({time.perf_counter() - started:.1f} s)")
     if not due:
         print("no tenant graph to build or drop")

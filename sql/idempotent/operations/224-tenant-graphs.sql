@@ -10,19 +10,24 @@
 -- The indexes are built and dropped `concurrently`, so that no write waits for them, which PostgreSQL allows
 -- only as a statement of its own, not in a function: memory.tenant_graph_statements() says what to run and
 -- an administrator runs it (`agent-memory graphs`, or `select statement from memory.tenant_graph_statements()
--- \gexec` in psql) as a superuser, who may create indexes on the extension's tables.
+-- \gexec` in psql) as a superuser, who may create indexes on the extension's tables. Each row says what its
+-- statement does in columns too (index, tenant, model, dimensions), from which `agent-memory graphs` writes the
+-- statement itself rather than run text a function of the extension's owner made.
 
--- The name of a tenant's graph of a model's chunk vectors (the shared graph's name and the tenant's digest).
+-- The name of a tenant's graph of a model's chunk vectors: the digest of the two (61 characters, under
+-- PostgreSQL's 63; no two tenants' or models' alike).
 create or replace function memory_internal._tenant_graph_name(model text, tenant text) returns text
 language sql
 immutable parallel safe
-as $$ select format('chunk_embeddings_hnsw_%s_tenant_%s', left(md5(model), 10), left(md5(tenant), 12)) $$;
+as $$ select 'chunk_embeddings_hnsw_tenant_' || md5(model || E'\n' || tenant) $$;
 
 comment on function memory_internal._tenant_graph_name(text, text) is
 'Internal: the name of the HNSW index of one tenant''s chunk vectors of one model.';
 
 create or replace function memory.tenant_graph_statements()
-returns table (tenant_id text, model text, action text, chunks bigint, statement text)
+returns table (
+    tenant_id text, model text, action text, chunks bigint, index_name text, dimensions integer, statement text
+)
 language plpgsql
 stable
 as $$
@@ -55,34 +60,42 @@ begin
         where s.chunks >= v_least / 2
     ),
     existing as (
-        select i.indexrelid::regclass::text as qualified, c.relname::text as index_name, i.indisvalid as valid
+        select c.relname::text as index_name, i.indisvalid as valid
         from pg_catalog.pg_index as i
         inner join pg_catalog.pg_class as c on i.indexrelid = c.oid
-        where i.indrelid = 'memory.chunk_embeddings'::regclass and c.relname ~ '^chunk_embeddings_hnsw_\w+_tenant_\w+$'
+        where i.indrelid = 'memory.chunk_embeddings'::regclass
+            and c.relname ~ '^chunk_embeddings_hnsw_tenant_[0-9a-f]{32}$'
+    ),
+    actions as (
+        -- A graph left invalid (a build that failed, or one under way) is dropped, and built again if due.
+        select w.tenant_id, w.model, 'drop invalid'::text as action, w.chunks, e.index_name, w.dimensions
+        from wanted as w inner join existing as e on w.index_name = e.index_name
+        where not e.valid
+        union all
+        select w.tenant_id, w.model, 'create', w.chunks, w.index_name, w.dimensions
+        from wanted as w
+        where w.due and not exists (select from existing as e where e.index_name = w.index_name and e.valid)
+        union all
+        -- A graph whose tenant shrank below half the threshold or is gone, or whose model is retired.
+        select null, null, 'drop', null, e.index_name, null
+        from existing as e
+        where not exists (select from wanted as w where w.index_name = e.index_name)
     )
-    -- A graph left invalid by a build that failed is dropped first, then built again.
-    select w.tenant_id, w.model, 'drop invalid'::text, w.chunks,
-           format('drop index concurrently if exists memory.%I', e.index_name)
-    from wanted as w inner join existing as e on w.index_name = e.index_name
-    where not e.valid and w.due
-    union all
-    select w.tenant_id, w.model, 'create', w.chunks,
-           format('create index concurrently if not exists %I on memory.chunk_embeddings using hnsw '
-                  '((embedding::halfvec(%s)) halfvec_cosine_ops) where model = %L and in_graph and not cold '
-                  'and tenant_id = %L', w.index_name, w.dimensions, w.model, w.tenant_id)
-    from wanted as w
-    where w.due and not exists (select from existing as e where e.index_name = w.index_name and e.valid)
-    union all
-    -- A graph whose tenant shrank below half the threshold or is gone, or whose model is retired.
-    select null, null, 'drop', null, format('drop index concurrently if exists memory.%I', e.index_name)
-    from existing as e
-    where not exists (select from wanted as w where w.index_name = e.index_name)
+    select a.tenant_id, a.model, a.action, a.chunks, a.index_name, a.dimensions,
+           case when a.action = 'create' then
+                    format('create index concurrently if not exists %I on memory.chunk_embeddings using hnsw '
+                           '((embedding::halfvec(%s)) halfvec_cosine_ops) where model = %L and in_graph and not cold '
+                           'and tenant_id = %L', a.index_name, a.dimensions, a.model, a.tenant_id)
+                else format('drop index concurrently if exists memory.%I', a.index_name)
+           end
+    from actions as a
     -- Drops first (an invalid graph before it is built again), then the builds, by tenant and model.
-    order by 3 desc, 1, 2, 5;
+    order by a.action desc, a.tenant_id, a.model, a.index_name;
 end
 $$;
 
 comment on function memory.tenant_graph_statements() is
 'The statements that give each tenant holding tenant_graph_min_chunks chunks an HNSW graph of its own per model '
-'(and drop those of tenants below half of it, or gone): run each alone, not in a transaction, as a superuser '
-'(`agent-memory graphs`, or psql''s \gexec). memory_admin; empty when nothing is due.';
+'(and drop those of tenants below half of it, or gone, and those a build left invalid): run each alone, not in '
+'a transaction, as a superuser (`agent-memory graphs`, or psql''s \gexec). memory_admin; empty when nothing '
+'is due.';
