@@ -93,6 +93,13 @@ def test_graphs_builds_a_big_tenants_own_graph_and_check_says_when_one_is_due(db
     assert run("--dsn", dsn, "graphs", "--check").stdout.strip() == "no tenant graph to build or drop"
 
 
+def test_graphs_refuses_to_run_beside_another_graphs_run(db, dsn):
+    db.execute("select pg_advisory_lock(x'616d6772'::integer)")  # as a run under way holds it
+    result = run("--dsn", dsn, "graphs")
+    assert result.returncode != 0 and "another `agent-memory graphs` is building" in result.stderr, result
+    assert run("--dsn", dsn, "graphs", "--check").returncode == 0  # listing needs no lock
+
+
 def test_worker_once_runs_the_queue_and_reports_progress(db, dsn):
     db.execute(
         'select memory.commit(s, \'[{"role": "user", "content": "Deploy the auth service on Friday."}]\')'

@@ -74,3 +74,16 @@ def test_the_servers_agent_fills_an_agent_the_model_leaves_out_or_empty(sent):
     arguments = {"query": "deploys"} | ({} if sent is None else {"agent_id": sent})
     asyncio.run(server.call_tool("recall", arguments))
     assert memory.calls[0][1]["agent_id"] == "bot"
+
+
+def test_graphs_runs_no_index_name_but_a_tenant_graphs():
+    from agent_memory.commands.operations import graph_statement
+    from agent_memory.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="named an index 'chunks_pkey; drop table x' that is no tenant's graph"):
+        graph_statement("drop", "chunks_pkey; drop table x", None, None, None)
+    drop = graph_statement("drop", "chunk_embeddings_hnsw_tenant_" + "0" * 32, None, None, None)
+    assert (
+        drop.as_string(None)
+        == 'drop index concurrently if exists memory."chunk_embeddings_hnsw_tenant_' + "0" * 32 + '"'
+    )
