@@ -29,9 +29,11 @@ from pathlib import Path
 
 import psycopg
 from common import ROLES, SERVER, connect_as, fresh_database, run_queue, save
+from psycopg import sql
 from psycopg.types.json import Json
 
 SESSION_TURNS = 20
+MODEL = "all-MiniLM-L6-v2"
 
 
 STOP_WORDS = Path("/usr/share/postgresql/15/tsearch_data/english.stop")
@@ -109,11 +111,11 @@ def percentiles(samples: list[float]) -> dict:
 LOWER_BOUND = """
     select (select count(*) from (
                 (select e.chunk_no from memory.chunk_embeddings as e
-                 where e.model = 'all-MiniLM-L6-v2' and e.in_graph {vector_not_cold}
+                 where e.model = {model} and e.in_graph {vector_not_cold}
                  order by e.embedding::halfvec(384) <=> %(vector)s::halfvec(384) limit 100)
                 union all
                 (select e.chunk_no from memory.chunk_embeddings as e
-                 where e.model = 'all-MiniLM-L6-v2' and not e.in_graph {vector_not_cold}
+                 where e.model = {model} and not e.in_graph {vector_not_cold}
                  order by e.embedding::vector(384) <=> %(vector)s::vector(384) limit 100)) as ann),
            (select count(*) from (
                 select c.chunk_no from memory.chunks as c
@@ -121,32 +123,45 @@ LOWER_BOUND = """
 """
 
 
-def lower_bound(conn: psycopg.Connection) -> str:
-    """The lower bound's statement for this database's build (with or without the cold half of the indexes)."""
+def lower_bound(conn: psycopg.Connection, model: str = MODEL) -> str:
+    """The lower bound's statement for this database's build (with or without the cold half of the indexes), over
+    the vectors of `model` (384 dimensions: the local model's, or the client's of bench/lifecycle.py)."""
     (split,) = conn.execute(
         "select exists (select from pg_attribute where attrelid = 'memory.chunks'::regclass and attname = 'cold')"
     ).fetchone()
     return LOWER_BOUND.format(
-        vector_not_cold="and not e.cold" if split else "", chunk_not_cold="and not c.cold" if split else ""
+        model=sql.Literal(model).as_string(conn),
+        vector_not_cold="and not e.cold" if split else "",
+        chunk_not_cold="and not c.cold" if split else "",
     )
 
 
-def bound_timer(conn: psycopg.Connection, queries: list[str]) -> Callable[[int], tuple[float, float]]:
+def bound_timer(
+    conn: psycopg.Connection,
+    queries: list[str],
+    vectors: list[str] | None = None,
+    model: str = MODEL,
+    embedding: psycopg.Connection | None = None,
+) -> Callable[[int], tuple[float, float]]:
     """For query i of `queries`, the seconds of the lower bound's probes (its vector and words prepared
-    beforehand) and of the query's embedding in the database."""
-    vectors = [conn.execute("select (memory.embed(array[%s]))[1]::text", (q,)).fetchone()[0] for q in queries]
+    beforehand) and of the query's embedding in the database by the local model. The probe's vectors are the
+    queries' by that model unless `vectors` gives them (a client's, stored under `model`); then the embedding is
+    timed on `embedding`, a connection whose embedder is the local model."""
+    embedding = embedding or conn
+    if vectors is None:
+        vectors = [conn.execute("select (memory.embed(array[%s]))[1]::text", (q,)).fetchone()[0] for q in queries]
     tsqueries = [
         conn.execute("select replace(plainto_tsquery('english', %s)::text, '&', '|')", (q,)).fetchone()[0]
         for q in queries
     ]
-    statement = lower_bound(conn)
+    statement = lower_bound(conn, model)
 
     def timed(i: int) -> tuple[float, float]:
         started = time.perf_counter()
         conn.execute(statement, {"vector": vectors[i], "tsquery": tsqueries[i] or "nothing"}).fetchone()
         bound = time.perf_counter() - started
         started = time.perf_counter()
-        conn.execute("select memory.embed(array[%s])", (queries[i],)).fetchone()
+        embedding.execute("select memory.embed(array[%s])", (queries[i],)).fetchone()
         return bound, time.perf_counter() - started
 
     return timed
