@@ -1,7 +1,7 @@
 """Memory lifecycle at scale: one tenant of many turns, aged through maintenance.
 
     .venv/bin/python bench/lifecycle.py --turns 1000000 [--queries 200] [--embedder local|client|none] [--reuse]
-        [--role app|superuser] [--recall-only]
+        [--role app|superuser] [--recall-only] [--profile]
 
 Builds `bench_lifecycle_<turns>`: one tenant and agent, sessions of 20 turns of Zipf text (the generator of
 bench/recall_latency.py), committed and enriched through the product (memory.commit, memory.work), with the
@@ -24,7 +24,8 @@ what is not cold (one HNSW and one GIN probe) and the query's embedding, as the 
 runs as deployed, as a login granted memory_app (row-level security on),
 unless --role superuser; maintenance runs as the superuser, as pg_cron's job does. Writes
 bench/results/lifecycle-<turns>[-client][-superuser].json. --recall-only (with --reuse) times recall alone, on
-the tenant as an earlier run left it (lifecycle-<turns>[-client][-superuser]-recall.json). With the client's vectors
+the tenant as an earlier run left it (lifecycle-<turns>[-client][-superuser]-recall.json); --profile adds where
+recall's time goes, function by function (track_functions, as the same role). With the client's vectors
 recall embeds nothing: the result gives recall over the bound alone, and (recall + the local model's embedding of
 the query) over (bound + that embedding), what a tenant of the local model would see.
 """
@@ -39,7 +40,8 @@ import time
 
 import numpy as np
 import psycopg
-from common import ROLES, SERVER, connect_as, fresh_database, run_queue, save
+from common import APP_ROLE, ROLES, SERVER, connect_as, fresh_database, run_queue, save
+from psycopg import sql
 from psycopg.types.json import Json, Jsonb
 from recall_latency import MODEL, SESSION_TURNS, bound_timer, commit_sessions, percentiles, vocabulary, zipf_text
 from tenants import sentence_pool, turn
@@ -242,6 +244,49 @@ def recall_times(url: str, queries: list[str], role: str, vectors: list[str] | N
     return result
 
 
+FUNCTION_TIMES = """
+    select schemaname || '.' || funcname, calls, total_time, self_time from pg_stat_xact_user_functions
+"""
+
+
+def profile(url: str, queries: list[str], role: str, vectors: list[str] | None) -> dict:
+    """Where recall's time goes, with the default tiers: each function's calls and milliseconds per recall, with
+    what it calls (total) and without (self), from track_functions, which only a superuser may set (the connection
+    sets it, then becomes the role). Counted as the difference over the recalls within one transaction (the view
+    also shows counts of earlier transactions the backend has not yet reported)."""
+    app_url = connect_as(url, role)
+    recall = "select count(*) from memory.recall(%s, k => 10, weights => %s, query_vector => %s)"
+    given = vectors or [None] * len(queries)
+    with psycopg.connect(url) as conn:
+        conn.execute("set track_functions = 'all'")
+        if app_url != url:
+            conn.execute(sql.SQL("set role {}").format(sql.Identifier(APP_ROLE)))
+        for query, vector in zip(queries[:10], given, strict=False):
+            conn.execute(recall, (query, NO_PROMOTION, vector)).fetchone()
+        before = {name: row for name, *row in conn.execute(FUNCTION_TIMES).fetchall()}
+        started = time.perf_counter()
+        for query, vector in zip(queries, given, strict=True):
+            conn.execute(recall, (query, NO_PROMOTION, vector)).fetchone()
+        seconds = time.perf_counter() - started
+        after = conn.execute(FUNCTION_TIMES).fetchall()
+        conn.rollback()
+    n = len(queries)
+    functions = []
+    for name, calls, total, own in after:
+        was = before.get(name, (0, 0.0, 0.0))
+        if own - was[2] > 0.005 * n:  # at least 5 microseconds a recall
+            functions.append(
+                {
+                    "function": name,
+                    "calls": round((calls - was[0]) / n, 1),
+                    "total_ms": round((total - was[1]) / n, 2),
+                    "self_ms": round((own - was[2]) / n, 2),
+                }
+            )
+    functions.sort(key=lambda f: -f["self_ms"])
+    return {"recall_mean_ms": round(1000 * seconds / n, 2), "functions": functions}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=1000000)
@@ -253,6 +298,7 @@ def main() -> None:
     parser.add_argument(
         "--recall-only", action="store_true", help="with --reuse: time recall on the tenant as an earlier run aged it"
     )
+    parser.add_argument("--profile", action="store_true", help="and where recall's time goes (track_functions)")
     args = parser.parse_args()
 
     words = vocabulary()
@@ -278,6 +324,10 @@ def main() -> None:
         print(f"built {args.turns} turns in {built} s", file=sys.stderr)
     result = {} if args.recall_only else age_and_maintain(url, aged=args.embedder == "client")
     result.update(recall_times(url, queries, args.role, vectors))
+    if args.profile:
+        result["profile"] = profile(url, queries, args.role, vectors)
+        for row in result["profile"]["functions"][:15]:
+            print(f"{row['function']:60} {row['calls']:6} calls, {row['self_ms']:7} ms self, {row['total_ms']:7} total")
     print(
         f"{args.turns} turns: maintain {result.get('maintain_seconds')} s (again {result.get('maintain_again_seconds')}"
         f" s, vacuum {result.get('vacuum_seconds')} s), sessions by tier {result['sessions_by_tier']}"
