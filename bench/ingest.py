@@ -138,7 +138,7 @@ def raw_model(url: str, threads: int) -> dict:
     model = LocalEmbedder(threads=threads)
     model.embed(["warm up"])
     started = time.perf_counter()
-    model.embed(texts, batch_size=32)
+    model.embed(texts, batch_tokens=None, batch_size=32)
     seconds = time.perf_counter() - started
     return {
         "threads": threads,

@@ -66,7 +66,9 @@ def sentence_pool(size: int) -> tuple[list[str], np.ndarray]:
     weights = [1 / (rank + 1) for rank in range(len(words))]
     rng = random.Random(29)
     sentences = [zipf_text(rng, words, weights, rng.randint(5, 14)) for _ in range(size)]
-    return sentences, np.asarray(LocalEmbedder(threads=2).embed(sentences, batch_size=32), dtype=np.float64)
+    return sentences, np.asarray(
+        LocalEmbedder(threads=2).embed(sentences, batch_tokens=None, batch_size=32), dtype=np.float64
+    )
 
 
 def mix(rng: random.Random, vectors: np.ndarray, a: int, b: int) -> np.ndarray:
@@ -92,7 +94,7 @@ def calibration(sentences: list[str], vectors: np.ndarray, turns: int = 600) -> 
     rng = random.Random(1)
     pairs = [(rng.randrange(len(sentences)), rng.randrange(len(sentences))) for _ in range(turns)]
     texts = [f"{sentences[a]} {sentences[b]}" for a, b in pairs]
-    embedded = np.asarray(LocalEmbedder(threads=2).embed(texts, batch_size=32), dtype=np.float64)
+    embedded = np.asarray(LocalEmbedder(threads=2).embed(texts, batch_tokens=None, batch_size=32), dtype=np.float64)
     summed = np.asarray([vectors[a] + vectors[b] for a, b in pairs])
     ways = {
         "model": embedded,

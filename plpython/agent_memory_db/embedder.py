@@ -73,26 +73,27 @@ class LocalEmbedder:
     dimensions = DIMENSIONS
 
     def embed(
-        self, texts: Sequence[str], batch_size: int = 8, between_batches: Callable[[], object] | None = None
+        self,
+        texts: Sequence[str],
+        batch_tokens: int | None = MAX_TOKENS,
+        between_batches: Callable[[], object] | None = None,
+        batch_size: int | None = None,
     ) -> list[list[float]]:
         """Unit-length vectors (cosine similarity = dot product), in the order of ``texts``.
 
-        Texts are sorted by length and run in small batches: a batch is padded to its longest text, and
-        with the 10-40 texts of one session, batches of 8 spend ~15% less time on padding than one batch.
-        ``between_batches`` is called before every batch but the first (in the database: a check for a
-        cancel or a statement timeout, which then raises).
+        Texts are sorted by length and run in batches (see ``batches``): a batch is padded to its longest text,
+        so short texts go many to a batch and long ones few. ``between_batches`` is called before every batch but
+        the first (in the database: a check for a cancel or a statement timeout, which then raises).
         """
         import numpy as np
 
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not one string")
         encodings = self._tokenizer.encode_batch(list(texts))
-        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         out = np.zeros((len(encodings), DIMENSIONS), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            if start and between_batches is not None:
+        for number, chunk in enumerate(batches([len(e.ids) for e in encodings], batch_tokens, batch_size)):
+            if number and between_batches is not None:
                 between_batches()
-            chunk = order[start : start + batch_size]
             width = max(len(encodings[i].ids) for i in chunk)
             ids = np.zeros((len(chunk), width), dtype=np.int64)
             mask = np.zeros((len(chunk), width), dtype=np.int64)
@@ -109,3 +110,29 @@ class LocalEmbedder:
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             out[chunk] = pooled / np.maximum(norms, 1e-12)
         return out.tolist()
+
+
+def batches(lengths: Sequence[int], batch_tokens: int | None, batch_size: int | None = None) -> list[list[int]]:
+    """The positions of texts of these token lengths in the batches they run in: sorted by length, each batch as
+    many texts as fit in ``batch_tokens`` once padded to its longest (always at least one), and at most
+    ``batch_size`` when given. With the default budget, the most tokens of one text, chat turns of 18 tokens go 14
+    to a batch and paragraphs of 200 one at a time: the model's cost per batch is amortized over short texts, and
+    long ones are not padded to each other. Measured with one thread, 200 texts a call (what a worker embeds ahead):
+    3,000 synthetic turns of 18 tokens on average, 3,000 LoCoMo turns of 36 and 600 BEAM turns of 204 ran 4%, 0-3%
+    and 10% faster than in batches of 8 texts, the size used before.
+    """
+    if batch_tokens is None and batch_size is None:
+        raise ValueError("batches() needs batch_tokens or batch_size")
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    out: list[list[int]] = []
+    for i in order:
+        # Sorted ascending, so the text joining a batch is its longest: the batch pads to its length.
+        if (
+            out
+            and (batch_size is None or len(out[-1]) < batch_size)
+            and (batch_tokens is None or (len(out[-1]) + 1) * lengths[i] <= batch_tokens)
+        ):
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out

@@ -31,9 +31,22 @@ def test_paraphrase_is_closer_than_unrelated_text(model):
 
 def test_batching_does_not_change_vectors(model):
     texts = [f"turn number {i} about {'long ' * i}topics" for i in range(10)]
-    together = model.embed(texts, batch_size=32)
+    together = model.embed(texts, batch_tokens=None, batch_size=32)
     alone = [model.embed([text])[0] for text in texts]
     assert all(cosine(a, b) > 0.9999 for a, b in zip(together, alone, strict=True))
+
+
+def test_batches_hold_as_many_texts_as_their_token_budget_pads():
+    # Sorted by length; each batch padded to its last (longest) text stays within 40 tokens: 5, 5 and 10 pad to
+    # 30, a fourth of 12 would make 48.
+    assert embedder.batches([30, 5, 10, 5, 12, 200], 40) == [[1, 3, 2], [4], [0], [5]]
+    # A batch of three texts of 10 pads to 30; a fourth would make 40; a text longer than the budget runs alone.
+    assert embedder.batches([10, 10, 10, 10, 50], 30) == [[0, 1, 2], [3], [4]]
+    assert embedder.batches([3] * 5, None, batch_size=2) == [[0, 1], [2, 3], [4]]
+    assert embedder.batches([3] * 5, 100, batch_size=2) == [[0, 1], [2, 3], [4]]
+    assert embedder.batches([], 256) == []
+    with pytest.raises(ValueError, match="batch_tokens or batch_size"):
+        embedder.batches([3], None)
 
 
 def test_empty_input_gives_no_vectors(model):
@@ -90,7 +103,7 @@ def test_kept_vectors_replace_the_batch_before_and_repeated_texts_are_embedded_o
     calls = []
 
     class Counting:
-        def embed(self, texts, batch_size=8, between_batches=None):
+        def embed(self, texts, between_batches=None):
             calls.append(list(texts))
             return model.embed(texts)
 
