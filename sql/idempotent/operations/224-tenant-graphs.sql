@@ -83,9 +83,9 @@ begin
     )
     select a.tenant_id, a.model, a.action, a.chunks, a.index_name, a.dimensions,
            case when a.action = 'create' then
-                    format('create index concurrently if not exists %I on memory.chunk_embeddings using hnsw '
-                           '((embedding::halfvec(%s)) halfvec_cosine_ops) where model = %L and in_graph and not cold '
-                           'and tenant_id = %L', a.index_name, a.dimensions, a.model, a.tenant_id)
+                    memory_internal._graph_index_statement(
+                        a.index_name, 'chunk_embeddings', a.dimensions, a.model, false, a.tenant_id
+                    )
                 else format('drop index concurrently if exists memory.%I', a.index_name)
            end
     from actions as a

@@ -195,6 +195,27 @@ as $$ select 4000 $$;
 comment on function memory_internal._graph_max_dimensions() is
 'Internal: the most dimensions a model''s vectors may have to be in an HNSW graph (pgvector''s halfvec limit).';
 
+-- The statement that makes a partial HNSW index of one model's vectors at half precision, by cosine, of one side
+-- of cold: the shared graphs (memory_internal._ensure_vector_index) and, with a tenant, the graph of that tenant's
+-- chunk vectors, built concurrently (memory.tenant_graph_statements).
+create or replace function memory_internal._graph_index_statement(
+    index_name text, relation text, dimensions integer, model text, cold boolean, tenant text default null
+) returns text
+language sql
+immutable
+as $$
+    select format(
+        'create index %s if not exists %I on memory.%I using hnsw ((embedding::halfvec(%s)) halfvec_cosine_ops) '
+        'where model = %L and in_graph and %s cold%s',
+        case when tenant is not null then 'concurrently' end, index_name, relation, dimensions, model,
+        case when not cold then 'not' end, ' and tenant_id = ' || quote_literal(tenant)
+    )
+$$;
+
+comment on function memory_internal._graph_index_statement(text, text, integer, text, boolean, text) is
+'Internal: the create index statement of an HNSW graph of one model''s vectors, one side of cold (of one '
+'tenant''s chunk vectors, built concurrently, when tenant is given).';
+
 create or replace function memory_internal._ensure_vector_index(model text, dimensions integer) returns void
 language plpgsql
 as $$
@@ -206,10 +227,8 @@ begin
     end if;
     for v_index in select * from memory_internal._vector_indexes(model) loop
         if to_regclass('memory.' || v_index.index_name) is null then
-            execute format(
-                'create index if not exists %I on memory.%I using hnsw ((embedding::halfvec(%s)) halfvec_cosine_ops) '
-                'where model = %L and in_graph and %s cold',
-                v_index.index_name, v_index.relation, dimensions, model, case when not v_index.cold then 'not' end
+            execute memory_internal._graph_index_statement(
+                v_index.index_name, v_index.relation, dimensions, model, v_index.cold
             );
         end if;
     end loop;
