@@ -9,9 +9,9 @@ local embedding model or, with --embedder none, full-text only. With --embedder 
 of a pool the local model embeds and comes with its vector, mixed from theirs as bench/tenants.py does (the model
 would take hours to embed a million chunks on two cores; the graph still holds a million distinct points laid out
 as the model's are); its sessions are aged and moved down the tiers before they are enriched, so that each vector
-is put into the graph of its side once, and its queries are sentences of the pool, given to recall with their
-model vectors. Runs maintenance once (one-off work such
-as putting a grown tenant's earlier vectors in the HNSW graph), then ages the tenant in simulated time: each
+is put into the graph of its side once (that maintenance run is not timed: the timed runs have nothing to move), and
+its queries are sentences of the pool, given to recall with their model vectors. Runs maintenance once (one-off
+work such as putting a grown tenant's earlier vectors in the HNSW graph), then ages the tenant in simulated time: each
 session's last write is moved to a moment drawn uniformly over the past two years. Then times
 `call memory.maintain()`, which moves the sessions down the tiers (decay, then the agent's tier capacities), a
 second run, which puts the vectors that changed side into their side's graph (graph_join_batch of them), the runs
@@ -201,14 +201,14 @@ def recall_times(url: str, queries: list[str], role: str, vectors: list[str] | N
         if vectors
         else psycopg.connect(app_url, autocommit=True) as embedding,
     ):
-        embedding.execute("select memory.embed(array['warm up'])")
         recall = "select count(*) from memory.recall(%s, k => 10, weights => %s, tiers => %s, query_vector => %s)"
         given = vectors or [None] * len(queries)
         for query, vector in zip(queries[:10], given, strict=False):  # warm the caches the same way for both
             for tiers_asked in (None, EVERY_TIER):
                 conn.execute(recall, (query, NO_PROMOTION, tiers_asked, vector)).fetchone()
         bound_of = None
-        if stored:
+        if stored:  # (a tenant of embedder none has no model to embed with)
+            embedding.execute("select memory.embed(array['warm up'])")
             bound_of = bound_timer(conn, queries, vectors, "client" if vectors else MODEL, embedding)
         default, every, bound, embed = [], [], [], []
         for i, (query, vector) in enumerate(zip(queries, given, strict=True)):
@@ -245,7 +245,7 @@ def recall_times(url: str, queries: list[str], role: str, vectors: list[str] | N
 
 
 FUNCTION_TIMES = """
-    select schemaname || '.' || funcname, calls, total_time, self_time from pg_stat_xact_user_functions
+    select funcid, schemaname || '.' || funcname, calls, total_time, self_time from pg_stat_xact_user_functions
 """
 
 
@@ -263,7 +263,8 @@ def profile(url: str, queries: list[str], role: str, vectors: list[str] | None) 
             conn.execute(sql.SQL("set role {}").format(sql.Identifier(APP_ROLE)))
         for query, vector in zip(queries[:10], given, strict=False):
             conn.execute(recall, (query, NO_PROMOTION, vector)).fetchone()
-        before = {name: row for name, *row in conn.execute(FUNCTION_TIMES).fetchall()}
+        # By oid: overloads share a name (pgvector's among them).
+        before = {oid: row for oid, _, *row in conn.execute(FUNCTION_TIMES).fetchall()}
         started = time.perf_counter()
         for query, vector in zip(queries, given, strict=True):
             conn.execute(recall, (query, NO_PROMOTION, vector)).fetchone()
@@ -272,8 +273,8 @@ def profile(url: str, queries: list[str], role: str, vectors: list[str] | None) 
         conn.rollback()
     n = len(queries)
     functions = []
-    for name, calls, total, own in after:
-        was = before.get(name, (0, 0.0, 0.0))
+    for oid, name, calls, total, own in after:
+        was = before.get(oid, (0, 0.0, 0.0))
         if own - was[2] > 0.005 * n:  # at least 5 microseconds a recall
             functions.append(
                 {
