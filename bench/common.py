@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -115,3 +116,25 @@ def run_queue(url: str, workers: int, batch: int = 10) -> float:
     if failures or dead or left:
         raise RuntimeError(f"enrichment failed: {failures}, {dead} dead jobs, {left} jobs left")
     return seconds
+
+
+def on_two_connections(work: Callable[[int, threading.Event], None]) -> None:
+    """Runs work(0, failed) and work(1, failed) in two threads; `failed` is set once either raises, so that the
+    other may stop early, and the first error is raised once both have stopped."""
+    failed = threading.Event()
+    errors: list[BaseException] = []
+
+    def run(number: int) -> None:
+        try:
+            work(number, failed)
+        except BaseException as error:  # raised below, once both have stopped
+            errors.append(error)
+            failed.set()
+
+    threads = [threading.Thread(target=run, args=(number,)) for number in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]

@@ -40,11 +40,11 @@ import time
 
 import numpy as np
 import psycopg
-from common import APP_ROLE, ROLES, SERVER, connect_as, fresh_database, run_queue, save
+from common import APP_ROLE, ROLES, SERVER, connect_as, fresh_database, on_two_connections, run_queue, save
 from psycopg import sql
 from psycopg.types.json import Json, Jsonb
 from recall_latency import MODEL, SESSION_TURNS, bound_timer, commit_sessions, percentiles, vocabulary, zipf_text
-from tenants import sentence_pool, turn
+from tenants import sentence_pool, session_messages
 
 # A pool of sentences and their vectors by the local model (bench/tenants.py's sentence_pool).
 Pool = tuple[list[str], np.ndarray]
@@ -75,32 +75,17 @@ def commit_with_vectors(url: str, turns: int, pool: Pool) -> None:
     """Commits `turns` turns of two pool sentences each with their vectors (bench/tenants.py's turn()), on two
     connections that take every other session."""
     sentences, vectors = pool
-    errors: list[BaseException] = []
 
-    def commit_some(first: int) -> None:
-        try:
-            rng = random.Random(turns + first)
-            with psycopg.connect(url, autocommit=True) as conn:
-                for number in range(first, turns // SESSION_TURNS, 2):
-                    if errors:
-                        return
-                    messages = []
-                    for i in range(SESSION_TURNS):
-                        text, vector = turn(rng, sentences, vectors)
-                        messages.append(
-                            {"role": "user" if i % 2 == 0 else "assistant", "content": text, "embedding": vector}
-                        )
-                    conn.execute("select memory.commit(%s, %s, agent_id => 'bench')", (f"s{number}", Json(messages)))
-        except BaseException as error:  # raised below, once both have stopped
-            errors.append(error)
+    def commit_some(first: int, failed: threading.Event) -> None:
+        rng = random.Random(turns + first)
+        with psycopg.connect(url, autocommit=True) as conn:
+            for number in range(first, turns // SESSION_TURNS, 2):
+                if failed.is_set():
+                    return
+                messages = session_messages(rng, sentences, vectors)
+                conn.execute("select memory.commit(%s, %s, agent_id => 'bench')", (f"s{number}", Json(messages)))
 
-    threads = [threading.Thread(target=commit_some, args=(first,)) for first in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
+    on_two_connections(commit_some)
 
 
 def loaded(turns: int, embedder: str) -> str | None:

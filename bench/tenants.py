@@ -50,7 +50,7 @@ import time
 
 import numpy as np
 import psycopg
-from common import SERVER, connect_as, fresh_database, run_queue, save
+from common import SERVER, connect_as, fresh_database, on_two_connections, run_queue, save
 from psycopg import sql
 from psycopg.types.json import Json
 from recall_latency import SESSION_TURNS, vocabulary, zipf_text
@@ -117,44 +117,36 @@ def calibration(sentences: list[str], vectors: np.ndarray, turns: int = 600) -> 
     return result
 
 
+def session_messages(rng: random.Random, sentences: list[str], vectors: np.ndarray) -> list[dict]:
+    """A session of SESSION_TURNS turns made by turn(), each with its vector, user and assistant in turn."""
+    messages = []
+    for i in range(SESSION_TURNS):
+        text, vector = turn(rng, sentences, vectors)
+        messages.append({"role": "user" if i % 2 == 0 else "assistant", "content": text, "embedding": vector})
+    return messages
+
+
 def commit_tenants(app_url: str, tenants: list[tuple[str, int]], sentences, vectors) -> None:
     """Commits each (tenant, turns) as memory_app, in sessions of SESSION_TURNS, on two connections that take
     the tenants in order from one queue; a connection's error is raised once both have stopped."""
     waiting: queue.SimpleQueue[tuple[str, int]] = queue.SimpleQueue()
     for tenant in tenants:
         waiting.put(tenant)
-    errors: list[BaseException] = []
 
-    def commit_some() -> None:
-        try:
-            with psycopg.connect(app_url, autocommit=True) as conn:
-                while not errors:
-                    try:
-                        tenant, turns = waiting.get_nowait()
-                    except queue.Empty:
-                        return
-                    conn.execute("select set_config('memory.tenant_id', %s, false)", (tenant,))
-                    rng = random.Random(tenant)
-                    for number in range(turns // SESSION_TURNS):
-                        messages = []
-                        for i in range(SESSION_TURNS):
-                            text, vector = turn(rng, sentences, vectors)
-                            messages.append(
-                                {"role": "user" if i % 2 == 0 else "assistant", "content": text, "embedding": vector}
-                            )
-                        conn.execute(
-                            "select memory.commit(%s, %s, agent_id => 'bench')", (f"s{number}", Json(messages))
-                        )
-        except BaseException as error:
-            errors.append(error)
+    def commit_some(_: int, failed: threading.Event) -> None:
+        with psycopg.connect(app_url, autocommit=True) as conn:
+            while not failed.is_set():
+                try:
+                    tenant, turns = waiting.get_nowait()
+                except queue.Empty:
+                    return
+                conn.execute("select set_config('memory.tenant_id', %s, false)", (tenant,))
+                rng = random.Random(tenant)
+                for number in range(turns // SESSION_TURNS):
+                    messages = session_messages(rng, sentences, vectors)
+                    conn.execute("select memory.commit(%s, %s, agent_id => 'bench')", (f"s{number}", Json(messages)))
 
-    threads = [threading.Thread(target=commit_some) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
+    on_two_connections(commit_some)
 
 
 # What a database built by this bench says of its data (its comment), so that a run that reuses it knows the
