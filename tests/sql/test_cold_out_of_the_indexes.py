@@ -14,9 +14,14 @@ TOPICS = [
 ]
 NO_PROMOTION = Jsonb({"tier_promote_on_recall": False})
 EVERY_TIER = ["hot", "warm", "cold"]
-# The graphs of what is cold and of what is not; the full-text index of what is cold. (Which index the planner
-# takes for the full-text list of a tenant this small is its choice: it reads the tenant's few chunks by key.)
-COLD_INDEXES = ["chunks_tsv_cold", "chunk_embeddings_hnsw_cold_6136536182", "session_embeddings_hnsw_cold_6136536182"]
+# The graphs of what is cold and of what is not; the full-text indexes of what is cold. (Which index the planner
+# takes for the full-text lists of a tenant this small is its choice: it reads the tenant's few rows by key.)
+COLD_INDEXES = [
+    "chunks_tsv_cold",
+    "summaries_tsv_cold",
+    "chunk_embeddings_hnsw_cold_6136536182",
+    "session_embeddings_hnsw_cold_6136536182",
+]
 WARM_GRAPHS = ["chunk_embeddings_hnsw_6136536182", "session_embeddings_hnsw_6136536182"]
 
 
@@ -41,13 +46,17 @@ def out_of_step(db, tenant):
              + (select count(*) from memory.session_embeddings as e
                 join memory.sessions as s using (tenant_id, session_key)
                 where e.tenant_id = %(t)s and e.cold <> (s.tier = 'cold'))
+             + (select count(*) from memory.summaries as m
+                join memory.sessions as s using (tenant_id, session_key)
+                where m.tenant_id = %(t)s and m.cold <> (s.tier = 'cold'))
         """,
         {"t": tenant},
     ).fetchone()
     (flagged,) = db.execute(
         "select (select count(*) from memory.chunks where tenant_id = %(t)s and cold)"
         " + (select count(*) from memory.chunk_embeddings where tenant_id = %(t)s and cold)"
-        " + (select count(*) from memory.session_embeddings where tenant_id = %(t)s and cold)",
+        " + (select count(*) from memory.session_embeddings where tenant_id = %(t)s and cold)"
+        " + (select count(*) from memory.summaries where tenant_id = %(t)s and cold)",
         {"t": tenant},
     ).fetchone()
     return wrong, flagged
@@ -70,28 +79,29 @@ def big(db, logins):
 
 
 def test_the_cold_flags_follow_every_move_of_a_tier(db, big):
-    # A session gone cold: its chunk, chunk vector and session vector.
-    assert out_of_step(db, "big") == (0, 3)
+    # A session gone cold: its chunk, chunk vector, session vector and summary.
+    assert out_of_step(db, "big") == (0, 4)
     # A cold memory flags its own words, and a hot one brought back does not.
     (memory,) = big.execute(
         "select memory_id from memory.remember('The tomatoes like the south window.', enrich => 'now')"
     ).fetchone()
     write(db, "update memory.memories set tier = 'cold' where memory_id = %s", (memory,))
-    assert out_of_step(db, "big") == (0, 5)
+    assert out_of_step(db, "big") == (0, 6)
     big.execute("select memory.give_feedback('helpful', memory_id => %s)", (memory,))
-    assert out_of_step(db, "big") == (0, 3)
-    # A session enriched again while cold writes its words cold.
+    assert out_of_step(db, "big") == (0, 4)
+    # A session enriched again while cold writes its words and summary cold.
     db.execute("select set_config('memory.tenant_id', 'big', true)")  # as the worker would, in big
-    db.execute(
-        "delete from memory.chunks where tenant_id = 'big' and session_key ="
-        " (select session_key from memory.sessions where tenant_id = 'big' and session_id = 's3')"
-    )
+    for table in ("chunks", "summaries"):
+        db.execute(
+            f"delete from memory.{table} where tenant_id = 'big' and session_key ="
+            " (select session_key from memory.sessions where tenant_id = 'big' and session_id = 's3')"
+        )
     write(
         db,
         "select memory_internal._enrich_session('big', session_key, false) from memory.sessions"
         " where tenant_id = 'big' and session_id = 's3'",
     )
-    assert out_of_step(db, "big") == (0, 3)
+    assert out_of_step(db, "big") == (0, 4)
     # Recall over every tier brings what it returns back to hot, and a commit brings its session back.
     assert big.execute(
         "select session_id from memory.recall('greenhouse tomatoes', k => 1, tiers => %s)", (EVERY_TIER,)
@@ -100,14 +110,16 @@ def test_the_cold_flags_follow_every_move_of_a_tier(db, big):
     statistics = "select array_agg(xmin::text order by agent_id) from memory.corpus where tenant_id = 'big'"
     (before,) = db.execute(statistics).fetchone()
     write(db, "update memory.sessions set tier = 'cold' where tenant_id = 'big' and session_id = 's1'")
-    assert out_of_step(db, "big") == (0, 3)
+    assert out_of_step(db, "big") == (0, 4)
     assert db.execute(statistics).fetchone() == (before,)  # a flag is no change to count (nor a lock to take)
+    big.execute("select memory.set_summary('s1', 'The signing token, renewed.')")  # the caller's own, cold too
+    assert out_of_step(db, "big") == (0, 4)
     commit(big, "s1", "The signing token is renewed every ninety days now.")
     assert out_of_step(db, "big") == (0, 0)
     # Maintenance moving a tenant's sessions down to cold.
     write(db, "select memory_internal._move_tiers('big', now() + interval '400 days')")
     wrong, flagged = out_of_step(db, "big")
-    assert wrong == 0 and flagged >= 15
+    assert wrong == 0 and flagged >= 20
 
 
 def index_scans(conn, indexes):
@@ -128,7 +140,7 @@ def test_a_recall_without_cold_reads_only_the_indexes_of_what_is_not_cold(big):
         assert all(scans > 0 for scans in index_scans(big, WARM_GRAPHS).values())
     with big.transaction():
         assert big.execute(query, (NO_PROMOTION, EVERY_TIER)).fetchone() == ("s3",)
-        assert all(scans > 0 for scans in index_scans(big, COLD_INDEXES[1:] + WARM_GRAPHS).values())
+        assert all(scans > 0 for scans in index_scans(big, COLD_INDEXES[2:] + WARM_GRAPHS).values())
 
 
 def test_maintenance_leaves_a_tenants_moves_whose_words_are_held_to_the_next_run(db, big, dsn):
@@ -152,7 +164,7 @@ def test_maintenance_leaves_a_tenants_moves_whose_words_are_held_to_the_next_run
         db.commit()
     db.execute("call memory.maintain()")
     assert db.execute(tier).fetchone() == ("cold",)
-    assert out_of_step(db, "big") == (0, 6)
+    assert out_of_step(db, "big") == (0, 8)
     # The move put no vector in a graph: s0's wait outside them (scanned exactly) for the next run's graph step.
     graphs = """
         select (select array_agg(e.in_graph) from memory.chunk_embeddings as e join memory.chunks as c

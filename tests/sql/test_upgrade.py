@@ -134,8 +134,8 @@ def test_upgrade_keeps_what_was_committed_remembered_and_judged(bare_db, old_ver
 
 @pytest.mark.parametrize("old_version", [version for version in RELEASED if version >= "0.3.0"])
 def test_upgrade_marks_the_words_of_cold_sessions_cold(bare_db, old_version):
-    """Chunks written before 0.4.0 (here by hand: the released enrichment loads its own version's package) say
-    after the upgrade whether their session is cold, and recall leaves the cold one out."""
+    """Chunks and summaries written before 0.4.0 (here by hand: the released enrichment loads its own version's
+    package) say after the upgrade whether their session is cold, and recall leaves the cold one out."""
     install(bare_db, old_version)
     bare_db.execute("insert into memory.config (key, value) values ('embedder', '\"none\"'), ('enrich', '\"none\"')")
     for session, text in (("s1", "The staging database moved to Frankfurt."), ("s2", "The staging cache is in Paris.")):
@@ -147,13 +147,19 @@ def test_upgrade_marks_the_words_of_cold_sessions_cold(bare_db, old_version):
                   sha256(convert_to(t.content, 'UTF8')), to_tsvector('english', t.content), 4
            from memory.turns as t"""
     )
+    bare_db.execute(
+        """insert into memory.summaries (tenant_id, session_key, method, summary, tsv)
+           select t.tenant_id, t.session_key, 'caller', t.content, to_tsvector('english', t.content)
+           from memory.turns as t"""
+    )
     bare_db.execute("update memory.sessions set tier = 'cold' where session_id = 's1'")
     bare_db.execute("alter extension agent_memory update")
-    flags = bare_db.execute(
-        "select s.session_id, c.cold from memory.chunks as c join memory.sessions as s using (tenant_id, session_key)"
-        " order by 1"
-    ).fetchall()
-    assert flags == [("s1", True), ("s2", False)]
+    for table in ("chunks", "summaries"):
+        flags = bare_db.execute(
+            f"select s.session_id, x.cold from memory.{table} as x join memory.sessions as s"
+            " using (tenant_id, session_key) order by 1"
+        ).fetchall()
+        assert flags == [("s1", True), ("s2", False)], table
     recalled = "select distinct session_id from memory.recall('staging', tiers => %s) order by 1"
     assert bare_db.execute(recalled, (None,)).fetchall() == [("s2",)]
     assert bare_db.execute(recalled, (["hot", "warm", "cold"],)).fetchall() == [("s1",), ("s2",)]

@@ -276,15 +276,28 @@ comment on function memory_internal._mark_used(text, bigint[], bigint[]) is
 -- Cold out of the indexes: a chunk, its vectors and a session's vector say whether their item is cold, and the
 -- full-text and HNSW indexes are split on it (memory_internal._ensure_vector_index), so that recall, which leaves
 -- cold out by default, searches only what is not cold. A turn's words are cold when every memory the turn holds
--- is, or, holding none, when its session is (as memory_internal._turn_filter reads tiers).
+-- is, or, holding none, when its session is (as memory_internal._turn_filter reads tiers). A session's summary
+-- and vector are cold when the session is.
+create or replace function memory_internal._session_is_cold(tenant text, session bigint) returns boolean
+language sql
+stable
+as $$
+    select coalesce(
+        (select s.tier = 'cold' from memory.sessions as s where s.tenant_id = tenant and s.session_key = session),
+        false
+    )
+$$;
+
+comment on function memory_internal._session_is_cold(text, bigint) is
+'Internal: whether a session is cold (false for one that is not there).';
+
 create or replace function memory_internal._turn_is_cold(tenant text, session bigint, turn bigint) returns boolean
 language sql
 stable
 as $$
     select coalesce(
         (select bool_and(m.tier = 'cold') from memory.memories as m where m.tenant_id = tenant and m.turn_id = turn),
-        (select s.tier = 'cold' from memory.sessions as s where s.tenant_id = tenant and s.session_key = session),
-        false
+        memory_internal._session_is_cold(tenant, session)
     )
 $$;
 
@@ -327,14 +340,14 @@ $$;
 comment on function memory_internal._list_tiers(text, text[]) is
 'Internal: the tiers recall''s candidate lists keep to for the tiers asked (null: every tier, no filter).';
 
--- Brings the cold flags of a session's chunks, chunk vectors and session vector, or of one turn's chunks and
+-- Brings the cold flags of a session's chunks, chunk vectors, vector and summary, or of one turn's chunks and
 -- their vectors, in line with their items' tiers. A vector that changes side leaves the HNSW graphs (in_graph
 -- false: a dead entry until vacuum) and is scanned exactly, on its side, until the next maintenance puts it in
 -- its side's graph (memory_internal._join_graphs): the move inserts nothing into a graph, so neither maintenance's
 -- moves nor a recall that brings a cold item back pay a graph insert. The turns are locked first, so that two
 -- changes to one turn's items (two memories that share its words) are synced one after the other, then the
--- chunks in key order, as enrichment writes them (re-enrichment also writes the flag again, so a chunk written
--- from a tier read before it changed heals).
+-- chunks in key order, and the summary before the session's vector, as enrichment writes them (re-enrichment
+-- also writes the flags again, so a chunk or summary written from a tier read before it changed heals).
 create or replace function memory_internal._sync_cold(tenant text, session bigint, turn bigint) returns void
 language plpgsql
 as $$
@@ -356,6 +369,10 @@ begin
     from memory.chunks as c
     where c.tenant_id = tenant and c.turn_id = any(v_turns)
         and e.tenant_id = c.tenant_id and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no and e.cold <> c.cold;
+    update memory.summaries as m set cold = s.tier = 'cold'
+    from memory.sessions as s
+    where turn is null and s.tenant_id = tenant and s.session_key = session
+        and m.tenant_id = s.tenant_id and m.session_key = s.session_key and m.cold <> (s.tier = 'cold');
     update memory.session_embeddings as e set cold = s.tier = 'cold', in_graph = false
     from memory.sessions as s
     where turn is null and s.tenant_id = tenant and s.session_key = session
@@ -364,8 +381,8 @@ end
 $$;
 
 comment on function memory_internal._sync_cold(text, bigint, bigint) is
-'Internal: brings the cold flags of a session''s words and vectors (turn null) or of one turn''s in line with '
-'their items'' tiers.';
+'Internal: brings the cold flags of a session''s words, summary and vectors (turn null) or of one turn''s in '
+'line with their items'' tiers.';
 
 create or replace function memory_internal._session_tier_changed() returns trigger
 language plpgsql
@@ -377,7 +394,8 @@ end
 $$;
 
 comment on function memory_internal._session_tier_changed() is
-'Internal: trigger that keeps the cold flags of a session''s words and vectors when it goes to or leaves cold.';
+'Internal: trigger that keeps the cold flags of a session''s words, summary and vectors when it goes to or '
+'leaves cold.';
 
 drop trigger if exists sessions_cold on memory.sessions;
 create trigger sessions_cold after update of tier on memory.sessions

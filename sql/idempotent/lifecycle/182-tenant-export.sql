@@ -381,11 +381,11 @@ begin
     elsif v_summary is not null then
         -- Made from these very turns: enrichment keeps it.
         insert into memory.summaries (tenant_id, session_key, method, summary, decisions, open_loops, source_sha256,
-                                      tsv)
+                                      tsv, cold)
         values (tenant, v_session, v_summary ->> 'method', v_summary ->> 'summary',
                 coalesce(v_summary -> 'decisions', '[]'), coalesce(v_summary -> 'open_loops', '[]'),
                 memory_internal._session_source_sha256(tenant, v_session),
-                to_tsvector(v_config, v_summary ->> 'summary'));
+                to_tsvector(v_config, v_summary ->> 'summary'), memory_internal._session_is_cold(tenant, v_session));
     end if;
     return 'imported';
 end

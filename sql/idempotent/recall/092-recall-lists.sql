@@ -175,12 +175,19 @@ security definer
 rows 5
 set plan_cache_mode = force_custom_plan
 as $$
+declare
+    -- Whether the tiers take in what is cold (null: every tier).
+    v_cold boolean := tiers is null or 'cold' = any(tiers);
 begin
     return query
     select m.session_key from memory.summaries as m
     where m.tenant_id = tenant and q.tsquery is not null and m.tsv @@ q.tsquery
+        -- Without cold, the index of what is not cold; with it, both indexes.
+        and (m.cold and v_cold or not m.cold)
         and (q.entity_sessions is null or m.session_key = any(q.entity_sessions))
-        and (coalesce(_summary_candidates.agent_id, _summary_candidates.source, q.run_id) is null and tiers is null
+        -- Hot and warm both taken in, the cold flag is the whole tier filter.
+        and (coalesce(_summary_candidates.agent_id, _summary_candidates.source, q.run_id) is null
+                and (tiers is null or tiers @> array['hot', 'warm'])
             or exists (
                 select from memory.sessions as s
                 where s.tenant_id = m.tenant_id and s.session_key = m.session_key

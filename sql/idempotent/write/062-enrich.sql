@@ -399,13 +399,13 @@ begin
 
     if v_summarized then
         insert into memory.summaries as s (tenant_id, session_key, method, summary, decisions, open_loops,
-                                           source_sha256, tsv)
+                                           source_sha256, tsv, cold)
         values (tenant, session, v_summary.method, v_summary.summary, v_summary.decisions, v_summary.open_loops,
-                v_source, to_tsvector(v_config, v_summary.summary))
+                v_source, to_tsvector(v_config, v_summary.summary), memory_internal._session_is_cold(tenant, session))
         on conflict (tenant_id, session_key) do update
         set method = excluded.method, summary = excluded.summary, decisions = excluded.decisions,
             open_loops = excluded.open_loops, source_sha256 = excluded.source_sha256, tsv = excluded.tsv,
-            created_at = pg_catalog.now();
+            cold = excluded.cold, created_at = pg_catalog.now();
     end if;
 
     -- A session's vector is the gist of one conversation. The claims of a session 'remembered' are each their
@@ -435,8 +435,7 @@ begin
     select tenant, session, _embed_session.model,
            sha256(string_agg(c.text_sha256, '' order by c.turn_id, c.chunk_no)),
            l2_normalize(avg(ce.embedding)), memory_internal._in_graph(tenant),
-           coalesce((select s.tier = 'cold' from memory.sessions as s where s.tenant_id = tenant and s.session_key = session),
-                    false)
+           memory_internal._session_is_cold(tenant, session)
     from memory.chunks as c
     cross join lateral (
         select e.embedding from memory.chunk_embeddings as e
@@ -571,12 +570,14 @@ begin
         raise exception 'agent_memory: decisions and open_loops must be JSON arrays';
     end if;
     v_session := memory_internal._session_key(set_summary.session_id, set_summary.agent_id);
-    insert into memory.summaries as s (tenant_id, session_key, method, summary, decisions, open_loops, tsv)
+    insert into memory.summaries as s (tenant_id, session_key, method, summary, decisions, open_loops, tsv, cold)
     values (v_tenant, v_session, 'caller', set_summary.summary, set_summary.decisions, set_summary.open_loops,
-            to_tsvector((memory.setting('text_search_config') #>> '{}')::regconfig, set_summary.summary))
+            to_tsvector((memory.setting('text_search_config') #>> '{}')::regconfig, set_summary.summary),
+            memory_internal._session_is_cold(v_tenant, v_session))
     on conflict (tenant_id, session_key) do update
     set method = 'caller', summary = excluded.summary, decisions = excluded.decisions,
-        open_loops = excluded.open_loops, source_sha256 = null, tsv = excluded.tsv, created_at = pg_catalog.now();
+        open_loops = excluded.open_loops, source_sha256 = null, tsv = excluded.tsv, cold = excluded.cold,
+        created_at = pg_catalog.now();
 end
 $$;
 
