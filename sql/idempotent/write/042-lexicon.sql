@@ -87,14 +87,30 @@ comment on function memory_internal._chunks_changed() is 'Internal: trigger that
 
 select memory_internal._create_change_triggers('memory.chunks', 'chunks', 'memory_internal._chunks_changed()');
 
-create or replace function memory_internal._turns_added() returns trigger
+-- Records speakers of turns (tenants, agents and speakers side by side), in key order.
+create or replace function memory_internal._add_speakers(tenants text[], agents text[], speakers text[]) returns void
 language plpgsql
 as $$
 begin
     insert into memory.speakers (tenant_id, agent_id, speaker)
-    select distinct n.tenant_id, n.agent_id, n.speaker from new_turns as n where n.speaker is not null
+    select distinct s.tenant_id, s.agent_id, s.speaker
+    from unnest(tenants, agents, speakers) as s (tenant_id, agent_id, speaker)
     order by 1, 2, 3
     on conflict do nothing;
+end
+$$;
+
+comment on function memory_internal._add_speakers(text[], text[], text[]) is
+'Internal: records the speakers of turns (tenant, agent and speaker side by side).';
+
+-- The new turns' speakers go to a function as arrays, as memory_internal._chunks_changed's chunks do: on Citus,
+-- where triggers run on each shard, a statement on a distributed table cannot read a transition table.
+create or replace function memory_internal._turns_added() returns trigger
+language plpgsql
+as $$
+begin
+    perform memory_internal._add_speakers(array_agg(n.tenant_id), array_agg(n.agent_id), array_agg(n.speaker))
+    from new_turns as n where n.speaker is not null having count(*) > 0;
     return null;
 end
 $$;

@@ -317,13 +317,13 @@ begin
         select m.n - 1 as index, m.message
         from jsonb_array_elements(messages) with ordinality as m (message, n)
     ),
-    -- Materialized: each text is computed once, and its hash inlined on it.
-    texts as materialized (
-        select p.index, p.message, p.message ->> 'id' as message_id, memory_internal._message_text(p.message) as content
-        from parsed as p
-    ),
+    -- Each text computed once (a function in FROM is), and its hash on it. (Not a materialized CTE: on Citus, a
+    -- CTE planned on its own sends its rows to other nodes, as the owner, who may not log in there.)
     incoming as (
-        select x.*, memory_internal._message_sha256(x.message, x.content) as content_sha256 from texts as x
+        select p.index, p.message, p.message ->> 'id' as message_id, x.content,
+               memory_internal._message_sha256(p.message, x.content) as content_sha256
+        from parsed as p
+        cross join lateral memory_internal._message_text(p.message) as x (content)
     ),
     fresh as (
         select i.* from incoming as i
@@ -466,21 +466,25 @@ declare
     v_messages jsonb;
     v_forgotten record;
     v_run text;
+    -- Values, not expressions, in the session's row: Citus takes no subquery in an insert's values and no
+    -- function that is not immutable in its on conflict clause.
+    v_now timestamptz := pg_catalog.now();
+    v_started timestamptz;
 begin
     perform memory_internal._check_commit(commit.session_id, commit.messages, commit.agent_id, commit.source,
                                           commit.model, commit.tokens_in, commit.tokens_out, commit.metadata, v_enrich,
                                           commit.run_id);
     v_messages := memory_internal._checked_messages(commit.messages, v_max_chars, v_dimensions);
+    v_started := coalesce(
+        commit.started_at,
+        (select min((m.message ->> 'created_at')::timestamptz) from jsonb_array_elements(v_messages) as m (message)),
+        v_now
+    );
 
     insert into memory.sessions as s (tenant_id, agent_id, session_id, source, model, started_at,
                                       tokens_in, tokens_out, metadata, run_id)
     values (
-        v_tenant, commit.agent_id, commit.session_id, commit.source, commit.model,
-        coalesce(
-            commit.started_at,
-            (select min((m.message ->> 'created_at')::timestamptz) from jsonb_array_elements(v_messages) as m (message)),
-            pg_catalog.now()
-        ),
+        v_tenant, commit.agent_id, commit.session_id, commit.source, commit.model, v_started,
         commit.tokens_in, commit.tokens_out, commit.metadata, commit.run_id
     )
     on conflict (tenant_id, agent_id, session_id) do update
@@ -491,10 +495,10 @@ begin
         tokens_out = coalesce(excluded.tokens_out, s.tokens_out),
         metadata = s.metadata || excluded.metadata,
         run_id = coalesce(s.run_id, excluded.run_id),
-        updated_at = pg_catalog.now(),
+        updated_at = v_now,
         -- A session written to is in use again.
         tier = 'hot',
-        tier_since = case when s.tier = 'hot' then s.tier_since else pg_catalog.now() end
+        tier_since = case when s.tier = 'hot' then s.tier_since else v_now end
     returning s.session_key, (s.xmax = 0), s.run_id into v_session, v_created, v_run;
     if v_run <> commit.run_id then
         raise exception 'agent_memory: session % of agent % belongs to run %, not %', commit.session_id,
