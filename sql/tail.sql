@@ -97,8 +97,9 @@ $owner$;
 -- Each takes the tenant from memory.current_tenant(), never from an argument. Left to run as the caller
 -- (invoker) are memory.current_tenant(), which row-level security evaluates as the role reading a table,
 -- memory.work(), which commits between jobs (a security definer procedure cannot), memory.define_feature(),
--- which only a superuser may call (its expression runs as the owner in every recall), and the pure functions
--- that read nothing a caller cannot and that queries inline (expressions).
+-- which only a superuser may call (its expression runs as the owner in every recall), memory.call(), which calls
+-- an API function as its caller would (as the owner, it would lift the privileges the function checks), and the
+-- pure functions that read nothing a caller cannot and that queries inline (expressions).
 do $definer$
 declare
     v_function regprocedure;
@@ -110,6 +111,7 @@ begin
             and p.pronamespace = 'memory'::regnamespace and not p.prosecdef
             and p.oid <> all(array[
                 'memory.current_tenant()'::regprocedure,
+                'memory.call(text, text, jsonb)'::regprocedure,
                 'memory.work(integer, integer, integer)'::regprocedure,
                 'memory.define_feature(text, text, regtype, text, text)'::regprocedure,
                 'memory.version()'::regprocedure,

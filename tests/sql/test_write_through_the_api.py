@@ -198,8 +198,8 @@ def test_a_tenant_role_may_read_and_call_the_api_and_nothing_more(db):
 
 
 def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
-    """Every function of schema memory but the few pure ones, current_tenant and define_feature (a superuser's)
-    runs as memory_owner, a bare role."""
+    """Every function of schema memory but the few pure ones, current_tenant, call (which calls another as its
+    caller) and define_feature (a superuser's) runs as memory_owner, a bare role."""
     invoker = db.execute(
         """
         select p.oid::regprocedure::text from pg_proc as p
@@ -207,6 +207,7 @@ def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
         """
     ).fetchall()
     assert [name for (name,) in invoker] == [
+        "memory.call(text,text,jsonb)",
         "memory.current_tenant()",
         "memory.decayed_importance(double precision,timestamp with time zone,timestamp with time zone,jsonb)",
         "memory.define_feature(text,text,regtype,text,text)",
@@ -284,13 +285,14 @@ def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
         "memory_internal._visible_to",
     ]
     # Only the administrator's bindings, API keys and big tenants' graphs name a tenant: the one they are for, not
-    # one they act in (authenticate_api_key answers the HTTP server the tenant of a key).
+    # one they act in (authenticate_api_key answers the HTTP server the tenant of a key); and memory.call, which
+    # acts in the tenant it names only when memory.current_tenant() then says it (tests/sql/test_tenant_call.py).
     arguments = db.execute(
         """
         select p.oid::regprocedure::text from pg_proc as p
         where p.pronamespace = 'memory'::regnamespace and 'tenant_id' = any(p.proargnames)
             and p.proname not in ('bind_tenant_role', 'create_api_key', 'list_api_keys', 'authenticate_api_key',
-                                  'tenant_graph_statements')
+                                  'tenant_graph_statements', 'call')
         """
     ).fetchall()
     assert arguments == []
