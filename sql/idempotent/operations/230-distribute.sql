@@ -1,18 +1,26 @@
 -- Scale-out on Citus: memory_internal._distribute() hands the tables to Citus, once, on the coordinator. It
--- stays internal until the API's calls run on Citus. Today four things stop them there: SQL functions that
--- read tables and are inlined or called with parameters (Citus plans neither), the counting triggers (a
--- transition table is not visible to the query Citus sends on), the policies' tenant lookup in
--- memory.tenant_roles (a distributed query from a query on a shard), and memory_owner, as whom Citus would
--- log in to the workers (it may not log in). Every tenant-keyed table is distributed by tenant_id, all
--- co-located (a tenant's rows of every table are on one node, so a statement about one tenant is a router
--- query); the tables every tenant shares (settings, the signal and feature registries, embedding models,
--- tenant bindings, the HTTP server's API keys, the extension's own records) are reference tables, copied to
--- every node. What Citus
--- cannot keep is changed, here and only on Citus:
+-- stays internal until the API's calls run on Citus. A call runs on the cluster as memory.call(tenant, ...),
+-- which Citus pushes down whole to the worker that holds the tenant, where the API function reads and writes
+-- local shards as its caller's login (memory_owner need not log in there). memory.commit runs so. The rest do
+-- not yet: SQL functions that read tables and are inlined or called with parameters (Citus plans neither;
+-- recall's lists), statements Citus refuses (a subquery in an insert's values, a function that is not
+-- immutable in on conflict's update, a statement on a distributed table that reads a transition table, a
+-- statement of many parameters planned once for all of them), statements Citus plans in parts whose rows it
+-- sends to other nodes as the owner (a materialized CTE), the functions that run as memory_observer, which
+-- reads every tenant and may not log in to a worker (enrichment's model check), and writes to a reference
+-- table as the owner (binding a role, registering a model). Every tenant-keyed table is distributed by
+-- tenant_id, all co-located (a tenant's rows of every table are on one node, so a statement about one tenant
+-- is a router query); the tables every tenant shares (settings, the signal and feature registries, embedding
+-- models, tenant bindings, the HTTP server's API keys, the extension's own records) are reference tables,
+-- copied to every node. What Citus cannot keep is changed, here and only on Citus:
 -- - policies with subselects: plain calls instead (memory_internal._create_tenant_policies);
 -- - memory.jobs' key without the tenant: (tenant_id, job_id), with an index on job_id;
 -- - the key memories.supersedes with on delete set null: no action, and a trigger sets it null first;
--- - foreign keys from a tenant's table to a shared one are dropped while the tables move, then restored.
+-- - foreign keys from a tenant's table to a shared one are dropped while the tables move, then restored;
+-- - functions planned once for all parameters are planned per call, memory.current_tenant() reads the
+--   bindings from a statement on a shard, and identity sequences count in a range per node
+--   (memory_internal._adapt_to_citus);
+-- - memory.call is distributed by its tenant.
 
 -- The tables and how Citus holds each: 'distributed' (by tenant_id) or 'reference', in an order in which
 -- each comes after those it references.
@@ -67,6 +75,48 @@ $$;
 comment on function memory_internal._unlink_superseded() is
 'Internal: trigger (on Citus) that clears the supersedes of the memories that name a memory being deleted.';
 
+-- What the API's functions need to run on a Citus node, as memory.call runs them on the tenant's worker:
+-- - custom plans where a function keeps one generic plan (Citus plans a statement for its parameters' values);
+-- - memory.current_tenant() may read memory.tenant_roles (a reference table) from a statement on a shard, as
+--   row-level security makes it do (nested distributed execution, which reads the node's own copy);
+-- - each node's identity sequences of distributed tables count in a range of their own ((group << 48) + 1 on,
+--   as Citus's do): a tenant's rows take their keys on the node that holds them, and no key a node gives
+--   meets one a tenant brought along when its shards moved there.
+create or replace function memory_internal._adapt_to_citus() returns void
+language plpgsql
+as $$
+declare
+    v_function regprocedure;
+    v_sequence record;
+    v_group bigint := (select g.groupid from pg_dist_local_group as g);
+begin
+    for v_function in
+        select p.oid::regprocedure from pg_catalog.pg_proc as p
+        where p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc'))
+            and 'plan_cache_mode=force_generic_plan' = any(p.proconfig)
+    loop
+        execute format('alter function %s set plan_cache_mode = force_custom_plan', v_function);
+    end loop;
+    alter function memory.current_tenant() set citus.allow_nested_distributed_execution = on;
+    -- (The coordinator's range starts at 1, past the keys it holds.)
+    for v_sequence in
+        select d.objid::regclass as sequence, coalesce(q.last_value, 0) as last_value
+        from pg_catalog.pg_depend as d
+        inner join memory_internal._citus_plan() as t on t.relation = d.refobjid and t.placement = 'distributed'
+        inner join pg_catalog.pg_sequences as q on format('%I.%I', q.schemaname, q.sequencename)::regclass = d.objid
+        where d.classid = 'pg_catalog.pg_class'::regclass and d.deptype = 'i'
+    loop
+        execute format('alter sequence %s minvalue %s maxvalue %s start %s restart %s', v_sequence.sequence,
+                       (v_group << 48) + 1, (v_group + 1) << 48, (v_group << 48) + 1,
+                       greatest((v_group << 48) + 1, v_sequence.last_value + 1));
+    end loop;
+end
+$$;
+
+comment on function memory_internal._adapt_to_citus() is
+'Internal: what the API''s functions need on a Citus node (custom plans, the tenant''s binding read from a '
+'shard''s statement, identity sequences in a range of the node''s own).';
+
 -- The changes Citus needs before it takes the tables; returns the foreign keys from a distributed table to a
 -- reference table, dropped (their definitions, to restore once every table is Citus's).
 create or replace function memory_internal._prepare_for_citus() returns table (relation regclass, definition text)
@@ -76,6 +126,7 @@ declare
     v_key record;
 begin
     perform memory_internal._create_tenant_policies(plain => true);
+    perform memory_internal._adapt_to_citus();
     alter table memory.jobs drop constraint if exists jobs_pkey;
     alter table memory.jobs add primary key (tenant_id, job_id);
     create index if not exists jobs_by_id on memory.jobs (job_id);
@@ -158,6 +209,10 @@ begin
     for v_keys in select * from _citus_keys loop
         execute format('alter table %s add %s', v_keys.relation, v_keys.definition);
     end loop;
+    -- A call for a tenant runs on the worker that holds the tenant, in a transaction block too (where the
+    -- transaction then stays on that worker).
+    perform pg_catalog.create_distributed_function('memory.call(text, text, jsonb)', 'tenant_id',
+                                                   colocate_with => v_anchor::text, force_delegation => true);
     return jsonb_build_object('distributed', true) || v_placed;
 end
 $$;
