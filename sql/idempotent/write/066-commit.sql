@@ -141,7 +141,8 @@ comment on function memory_internal._content_parts_text(jsonb) is
 'Internal: the text of a message''s content parts (strings or objects with "text"), joined by newlines.';
 
 -- A message's text: the content string, or its text parts joined by newlines. An expression the planner
--- inlines (no subquery, no pinned search_path), as it does _message_sha256.
+-- inlines (no subquery, no pinned search_path), as it does _message_sha256 (on one node: on Citus no SQL
+-- function is inlined, memory_internal._adapt_to_citus).
 create or replace function memory_internal._message_text(message jsonb) returns text
 language sql
 immutable parallel safe
@@ -317,13 +318,16 @@ begin
         select m.n - 1 as index, m.message
         from jsonb_array_elements(messages) with ordinality as m (message, n)
     ),
-    -- Each text computed once (a function in FROM is), and its hash on it. (Not a materialized CTE: on Citus, a
-    -- CTE planned on its own sends its rows to other nodes, as the owner, who may not log in there.)
+    -- Each text computed once (offset 0 keeps the subquery from being merged into the query, which would
+    -- compute it in each place it is used, three with the hash) and, on one node, inlined: 2.6 us a message,
+    -- against 4.6 in a materialized CTE and 4.9 as a function in FROM (not inlined there). A materialized CTE
+    -- is also planned on its own by Citus, which then sends its rows to the other nodes as the owner, who may
+    -- not log in there.
     incoming as (
         select p.index, p.message, p.message ->> 'id' as message_id, x.content,
                memory_internal._message_sha256(p.message, x.content) as content_sha256
         from parsed as p
-        cross join lateral memory_internal._message_text(p.message) as x (content)
+        cross join lateral (select memory_internal._message_text(p.message) as content offset 0) as x
     ),
     fresh as (
         select i.* from incoming as i
