@@ -105,11 +105,16 @@ comment on function memory_internal._superseded_by_llm(text, jsonb, jsonb) is
 
 -- The last turn a memory came from (0 for none), which orders claims said at one instant.
 create or replace function memory_internal._last_evidence(tenant text, memory_id bigint) returns bigint
-language sql
+language plpgsql
 stable
 as $$
-    select coalesce(max(e.turn_id), 0) from memory.memory_evidence as e
-    where e.tenant_id = tenant and e.memory_id = _last_evidence.memory_id
+#variable_conflict use_column
+begin
+    return (
+        select coalesce(max(e.turn_id), 0) from memory.memory_evidence as e
+        where e.tenant_id = tenant and e.memory_id = _last_evidence.memory_id
+    );
+end
 $$;
 
 comment on function memory_internal._last_evidence(text, bigint) is

@@ -12,12 +12,17 @@ comment on function memory_internal._memory_kinds() is 'Internal: the kinds a me
 
 -- A memory's evidence turns, in order.
 create or replace function memory_internal._memory_evidence(tenant text, memory_id bigint) returns bigint[]
-language sql
+language plpgsql
 stable
 as $$
-    select coalesce(array_agg(e.turn_id order by e.turn_id), '{}')
-    from memory.memory_evidence as e
-    where e.tenant_id = tenant and e.memory_id = _memory_evidence.memory_id
+#variable_conflict use_column
+begin
+    return (
+        select coalesce(array_agg(e.turn_id order by e.turn_id), '{}')
+        from memory.memory_evidence as e
+        where e.tenant_id = tenant and e.memory_id = _memory_evidence.memory_id
+    );
+end
 $$;
 
 comment on function memory_internal._memory_evidence(text, bigint) is

@@ -24,9 +24,12 @@ drop function if exists memory_internal._paraphrased_memory(text, text, text, te
 create or replace function memory_internal._paraphrased_memory(
     tenant text, agent text, kind text, key text, content text, vector vector, settings jsonb
 ) returns table (memory_id bigint, similarity double precision)
-language sql
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    return query
     select c.memory_id, c.similarity
     from (
         select m.memory_id, m.content, 1 - (e.embedding <=> vector) as similarity
@@ -45,7 +48,8 @@ as $$
         and not memory_internal._claim_changes(_paraphrased_memory.content, c.content, c.similarity,
                                                (settings ->> 'memory_supersede_threshold')::double precision)
     order by c.similarity desc, c.memory_id
-    limit 1
+    limit 1;
+end
 $$;
 
 comment on function memory_internal._paraphrased_memory(text, text, text, text, text, vector, jsonb) is

@@ -142,15 +142,18 @@ comment on function memory_internal._notify_commit(text, text, text, integer, js
 -- A memory's announcement: what changed and whether the fleet shares it.
 create or replace function memory_internal._notify_memory(tenant text, memory_id bigint, outcome text)
 returns void
-language sql
+language plpgsql
 volatile
 as $$
-    select memory_internal._notify(tenant, jsonb_build_object(
+#variable_conflict use_column
+begin
+    perform memory_internal._notify(tenant, jsonb_build_object(
         'event', 'memory', 'memory_id', m.memory_id, 'agent_id', m.agent_id, 'kind', m.kind, 'shared', m.shared,
         'outcome', outcome
     ), (memory.setting('notifications'))::boolean)
     from memory.memories as m
-    where m.tenant_id = tenant and m.memory_id = _notify_memory.memory_id
+    where m.tenant_id = tenant and m.memory_id = _notify_memory.memory_id;
+end
 $$;
 
 comment on function memory_internal._notify_memory(text, bigint, text) is

@@ -38,14 +38,22 @@ comment on function memory_internal._memory_canonical(text, text[], text) is
 
 -- The turn of an agent's session 'remembered' with this message id, or null.
 create or replace function memory_internal._remembered_turn(agent_id text, message_id text) returns bigint
-language sql
+language plpgsql
 stable
 as $$
-    select t.turn_id
-    from memory.turns as t
-    inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
-    where s.tenant_id = memory.current_tenant() and s.agent_id = _remembered_turn.agent_id
-        and s.session_id = 'remembered' and t.message_id = _remembered_turn.message_id
+#variable_conflict use_column
+declare
+    -- A value, not a call, in its statement: Citus routes a statement by the tenant it names.
+    v_tenant text := memory.current_tenant();
+begin
+    return (
+        select t.turn_id
+        from memory.turns as t
+        inner join memory.sessions as s on t.tenant_id = s.tenant_id and t.session_key = s.session_key
+        where s.tenant_id = v_tenant and s.agent_id = _remembered_turn.agent_id
+            and s.session_id = 'remembered' and t.message_id = _remembered_turn.message_id
+    );
+end
 $$;
 
 comment on function memory_internal._remembered_turn(text, text) is
@@ -110,12 +118,14 @@ language plpgsql
 stable
 as $$
 declare
+    -- A value, not a call, in the statement: Citus routes a statement by the tenant it names.
+    v_tenant text := memory.current_tenant();
     v_missing bigint;
 begin
     select e.id into v_missing
     from unnest(coalesce(turn_ids, '{}')) as e (id)
     where e.id is null or not exists (
-        select from memory.turns as t where t.tenant_id = memory.current_tenant() and t.turn_id = e.id
+        select from memory.turns as t where t.tenant_id = v_tenant and t.turn_id = e.id
     )
     limit 1;
     if found then
@@ -131,12 +141,15 @@ comment on function memory_internal._evidence_turns(bigint[]) is
 
 -- Turns added to a memory's evidence (those it has already are left as they are).
 create or replace function memory_internal._add_evidence(tenant text, memory_id bigint, turns bigint[]) returns void
-language sql
+language plpgsql
 as $$
+#variable_conflict use_column
+begin
     insert into memory.memory_evidence (tenant_id, memory_id, turn_id)
     select tenant, _add_evidence.memory_id, e.turn_id from unnest(turns) as e (turn_id)
     order by e.turn_id
-    on conflict do nothing
+    on conflict do nothing;
+end
 $$;
 
 comment on function memory_internal._add_evidence(text, bigint, bigint[]) is
@@ -272,6 +285,7 @@ declare
     v_settings jsonb := memory_internal._settings_json();
     v_paraphrased record;
     v_vector vector;
+    v_shared boolean;
 begin
     perform memory_internal._check_remember(v_text, remember.kind, remember.agent_id, remember.metadata, remember.key,
                                             remember.importance, remember.confidence, remember.status, remember.run_id);
@@ -318,17 +332,16 @@ begin
             set valid_to = v_from, status = case when m.status in ('active', 'ongoing') then 'superseded' else m.status end
             where m.tenant_id = v_tenant and m.memory_id = v_before and (m.valid_to is null or m.valid_to > v_from);
         end if;
+        -- Shared as the version before it unless shared says otherwise (read here: Citus takes no subquery in values).
+        v_shared := coalesce(remember.shared, (select m.shared from memory.memories as m
+                                               where m.tenant_id = v_tenant and m.memory_id = v_before), false);
         insert into memory.memories (tenant_id, agent_id, kind, content, key, subjects, tags, importance, confidence,
                                      status, valid_from, valid_to, canonical, turn_id, supersedes, metadata, shared,
                                      run_id)
         values (v_tenant, remember.agent_id, remember.kind, v_text, v_key, v_subjects,
                 coalesce(remember.tags, '{}'), remember.importance, remember.confidence,
                 case when v_next is null then remember.status else 'superseded' end, v_from, v_next, v_canonical,
-                v_turn, v_before, remember.metadata,
-                -- A new version of a key stays shared as the one before it was, unless shared says otherwise.
-                coalesce(remember.shared,
-                         (select m.shared from memory.memories as m where m.tenant_id = v_tenant and m.memory_id = v_before),
-                         false), remember.run_id)
+                v_turn, v_before, remember.metadata, v_shared, remember.run_id)
         returning memory.memories.memory_id into v_id;
         perform memory_internal._add_evidence(v_tenant, v_id, v_evidence);
         -- The version after a backdated one now follows it.

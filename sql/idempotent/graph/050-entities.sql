@@ -52,15 +52,23 @@ comment on function memory_internal._entity_owner(text) is
 -- The entities of this tenant a name stands for: its normalized form as an entity's key or among its
 -- aliases, in one agent's scope (its own and the tenant's) or (agent_id null) in every agent's.
 create or replace function memory_internal._entity_ids(name text, agent_id text) returns bigint[]
-language sql
+language plpgsql
 stable
 as $$
-    select coalesce(array_agg(e.entity_id order by e.entity_id), '{}')
-    from (select memory.normalize_entity(name) as normalized) as n
-    inner join memory.entities as e
-        on e.tenant_id = (select memory.current_tenant())
-        and (e.normalized = n.normalized or e.aliases @> array[n.normalized])
-    where _entity_ids.agent_id is null or e.agent_id in (_entity_ids.agent_id, '')
+#variable_conflict use_column
+declare
+    -- A value, not a call, in its statement: Citus routes a statement by the tenant it names.
+    v_tenant text := memory.current_tenant();
+begin
+    return (
+        select coalesce(array_agg(e.entity_id order by e.entity_id), '{}')
+        from (select memory.normalize_entity(name) as normalized) as n
+        inner join memory.entities as e
+            on e.tenant_id = v_tenant
+            and (e.normalized = n.normalized or e.aliases @> array[n.normalized])
+        where _entity_ids.agent_id is null or e.agent_id in (_entity_ids.agent_id, '')
+    );
+end
 $$;
 
 comment on function memory_internal._entity_ids(text, text) is
@@ -133,45 +141,83 @@ for each row execute function memory_internal._entity_trigrams();
 
 -- Co-occurrence edges follow the mentions: a turn's mentions are written and removed together (by
 -- enrichment, forget, merge), so the pairs of one statement's rows per turn are the pairs to add or
--- take away. Counted straight from the transition tables (a restore's single COPY may hold millions of
--- rows); rows are touched in key order so that concurrent writers lock them in the same order.
+-- take away. The pairs are counted from the transition tables alone, then written tenant by tenant (on
+-- Citus, where triggers run on each shard, a statement on a distributed table cannot read a transition
+-- table, and a call pushed down for a tenant names that tenant in each statement); rows are touched in key
+-- order so that concurrent writers lock them in the same order.
+create or replace function memory_internal._count_edges(
+    tenants text[], turn_ids bigint[], entities_a bigint[], entities_b bigint[], sign integer
+) returns void
+language plpgsql
+as $$
+declare
+    v_tenant text;
+    v_entities_a bigint[];
+    v_entities_b bigint[];
+    v_turns bigint[];
+    v_seen timestamptz[];
+begin
+    for v_tenant in select distinct t.tenant_id from unnest(tenants) as t (tenant_id) order by 1 loop
+        -- Each pair: in how many turns, and (added) when the last of them was said.
+        select array_agg(c.entity_a order by c.entity_a, c.entity_b),
+               array_agg(c.entity_b order by c.entity_a, c.entity_b),
+               array_agg(c.turns order by c.entity_a, c.entity_b), array_agg(c.seen order by c.entity_a, c.entity_b)
+        into v_entities_a, v_entities_b, v_turns, v_seen
+        from (
+            select p.entity_a, p.entity_b, count(*) as turns, coalesce(max(t.created_at), pg_catalog.now()) as seen
+            from unnest(tenants, turn_ids, entities_a, entities_b) as p (tenant_id, turn_id, entity_a, entity_b)
+            left join memory.turns as t on sign > 0 and t.tenant_id = v_tenant and t.turn_id = p.turn_id
+            where p.tenant_id = v_tenant
+            group by p.entity_a, p.entity_b
+        ) as c;
+        if sign < 0 then
+            perform from memory.entity_edges as e
+            inner join unnest(v_entities_a, v_entities_b) as p (entity_a, entity_b)
+                on e.entity_a = p.entity_a and e.entity_b = p.entity_b
+            where e.tenant_id = v_tenant
+            order by e.entity_a, e.entity_b
+            for update of e;
+            update memory.entity_edges as e set turns = e.turns - p.turns
+            from unnest(v_entities_a, v_entities_b, v_turns) as p (entity_a, entity_b, turns)
+            where e.tenant_id = v_tenant and e.entity_a = p.entity_a and e.entity_b = p.entity_b;
+            -- The edges this took to zero (no other edge is ever left at zero).
+            delete from memory.entity_edges as e
+            where e.tenant_id = v_tenant and e.turns <= 0 and e.entity_a = any(v_entities_a);
+        else
+            insert into memory.entity_edges as e (tenant_id, entity_a, entity_b, turns, last_seen)
+            select v_tenant, p.entity_a, p.entity_b, p.turns, p.seen
+            from unnest(v_entities_a, v_entities_b, v_turns, v_seen) as p (entity_a, entity_b, turns, seen)
+            order by p.entity_a, p.entity_b
+            on conflict (tenant_id, entity_a, entity_b) do update
+            set turns = e.turns + excluded.turns, last_seen = greatest(e.last_seen, excluded.last_seen);
+        end if;
+    end loop;
+end
+$$;
+
+comment on function memory_internal._count_edges(text[], bigint[], bigint[], bigint[], integer) is
+'Internal: adds (sign 1) or takes away (sign -1) the co-occurrence pairs of turns (tenant, turn and the two '
+'entities side by side) from memory.entity_edges, with the time of the last turn of each pair.';
+
 create or replace function memory_internal._mentions_changed() returns trigger
 language plpgsql
 as $$
 begin
     if tg_op in ('DELETE', 'UPDATE') then
-        with pairs as (
-            select a.tenant_id, a.entity_id as entity_a, b.entity_id as entity_b, count(*) as turns
-            from old_mentions as a
-            inner join old_mentions as b
-                on a.tenant_id = b.tenant_id and a.turn_id = b.turn_id and a.entity_id < b.entity_id
-            group by a.tenant_id, a.entity_id, b.entity_id
-        ),
-        counted as (
-            select e.tenant_id, e.entity_a, e.entity_b, p.turns
-            from pairs as p
-            inner join memory.entity_edges as e
-                on e.tenant_id = p.tenant_id and e.entity_a = p.entity_a and e.entity_b = p.entity_b
-            order by e.tenant_id, e.entity_a, e.entity_b
-            for update of e
-        )
-        update memory.entity_edges as e set turns = e.turns - c.turns
-        from counted as c
-        where e.tenant_id = c.tenant_id and e.entity_a = c.entity_a and e.entity_b = c.entity_b;
-        delete from memory.entity_edges as e
-        where e.turns <= 0 and (e.tenant_id, e.entity_a) in (select o.tenant_id, o.entity_id from old_mentions as o);
+        perform memory_internal._count_edges(array_agg(a.tenant_id), array_agg(a.turn_id), array_agg(a.entity_id),
+                                             array_agg(b.entity_id), -1)
+        from old_mentions as a
+        inner join old_mentions as b
+            on a.tenant_id = b.tenant_id and a.turn_id = b.turn_id and a.entity_id < b.entity_id
+        having count(*) > 0;
     end if;
     if tg_op in ('INSERT', 'UPDATE') then
-        insert into memory.entity_edges as e (tenant_id, entity_a, entity_b, turns, last_seen)
-        select a.tenant_id, a.entity_id, b.entity_id, count(*), coalesce(max(t.created_at), pg_catalog.now())
+        perform memory_internal._count_edges(array_agg(a.tenant_id), array_agg(a.turn_id), array_agg(a.entity_id),
+                                             array_agg(b.entity_id), 1)
         from new_mentions as a
         inner join new_mentions as b
             on a.tenant_id = b.tenant_id and a.turn_id = b.turn_id and a.entity_id < b.entity_id
-        left join memory.turns as t on t.tenant_id = a.tenant_id and t.turn_id = a.turn_id
-        group by a.tenant_id, a.entity_id, b.entity_id
-        order by a.tenant_id, a.entity_id, b.entity_id
-        on conflict (tenant_id, entity_a, entity_b) do update
-        set turns = e.turns + excluded.turns, last_seen = greatest(e.last_seen, excluded.last_seen);
+        having count(*) > 0;
     end if;
     return null;
 end
@@ -231,6 +277,9 @@ declare
     v_found_names text [];
     v_found_types text [];
     v_found_counts integer [];
+    v_new_names text [];
+    v_new_keys text [];
+    v_new_types text [];
     v_turns bigint [];
     v_entities bigint [];
     v_counts integer [];
@@ -249,18 +298,26 @@ begin
         group by m.turn_id, m.normalized
     ) as f;
 
-    -- Entities the scope does not know yet, by key or alias.
+    -- Entities the scope does not know yet, by key or alias: found first, then written (on Citus, the select of
+    -- an insert may not read a distributed table beside a set-returning function).
+    select array_agg(n.name order by n.normalized), array_agg(n.normalized order by n.normalized),
+           array_agg(n.type order by n.normalized)
+    into v_new_names, v_new_keys, v_new_types
+    from (
+        select (array_agg(f.name order by f.turn_id))[1] as name, f.normalized,
+               coalesce(min(f.type) filter (where f.type <> 'other'), 'other') as type
+        from unnest(v_found_turns, v_found_keys, v_found_names, v_found_types) as f (turn_id, normalized, name, type)
+        where not exists (
+            select from memory.entities as x
+            where x.tenant_id = tenant and x.agent_id = v_agent_id
+                and (x.normalized = f.normalized or x.aliases @> array[f.normalized])
+        )
+        group by f.normalized
+    ) as n;
     insert into memory.entities as e (tenant_id, agent_id, name, normalized, type)
-    select tenant, v_agent_id, (array_agg(f.name order by f.turn_id))[1], f.normalized,
-           coalesce(min(f.type) filter (where f.type <> 'other'), 'other')
-    from unnest(v_found_turns, v_found_keys, v_found_names, v_found_types) as f (turn_id, normalized, name, type)
-    where not exists (
-        select from memory.entities as x
-        where x.tenant_id = tenant and x.agent_id = v_agent_id
-            and (x.normalized = f.normalized or x.aliases @> array[f.normalized])
-    )
-    group by f.normalized
-    order by f.normalized
+    select tenant, v_agent_id, n.name, n.normalized, n.type
+    from unnest(v_new_names, v_new_keys, v_new_types) as n (name, normalized, type)
+    order by n.normalized
     on conflict on constraint entities_tenant_id_agent_id_normalized_key do nothing;
 
     select coalesce(array_agg(f.turn_id order by f.turn_id, f.entity_id), '{}'),

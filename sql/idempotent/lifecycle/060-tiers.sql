@@ -279,26 +279,30 @@ comment on function memory_internal._mark_used(text, bigint[], bigint[]) is
 -- is, or, holding none, when its session is (as memory_internal._turn_filter reads tiers). A session's summary
 -- and vector are cold when the session is.
 create or replace function memory_internal._session_is_cold(tenant text, session bigint) returns boolean
-language sql
+language plpgsql
 stable
 as $$
-    select coalesce(
+begin
+    return coalesce(
         (select s.tier = 'cold' from memory.sessions as s where s.tenant_id = tenant and s.session_key = session),
         false
-    )
+    );
+end
 $$;
 
 comment on function memory_internal._session_is_cold(text, bigint) is
 'Internal: whether a session is cold (false for one that is not there).';
 
 create or replace function memory_internal._turn_is_cold(tenant text, session bigint, turn bigint) returns boolean
-language sql
+language plpgsql
 stable
 as $$
-    select coalesce(
+begin
+    return coalesce(
         (select bool_and(m.tier = 'cold') from memory.memories as m where m.tenant_id = tenant and m.turn_id = turn),
         memory_internal._session_is_cold(tenant, session)
-    )
+    );
+end
 $$;
 
 comment on function memory_internal._turn_is_cold(text, bigint, bigint) is
@@ -356,27 +360,37 @@ declare
         when turn is not null then array[turn]
         else array(select t.turn_id from memory.turns as t where t.tenant_id = tenant and t.session_key = session)
     end;
+    v_flip_turns bigint [];
+    v_flip_chunks integer [];
 begin
     perform from memory.turns as t where t.tenant_id = tenant and t.turn_id = any(v_turns) order by t.turn_id
     for no key update;
     perform from memory.chunks as c where c.tenant_id = tenant and c.turn_id = any(v_turns)
     order by c.turn_id, c.chunk_no
     for no key update;
-    update memory.chunks as c set cold = not c.cold
+    -- The chunks to flip found first (Citus runs no stable function on an updated row's columns).
+    select array_agg(c.turn_id), array_agg(c.chunk_no) into v_flip_turns, v_flip_chunks
+    from memory.chunks as c
     where c.tenant_id = tenant and c.turn_id = any(v_turns)
         and c.cold <> memory_internal._turn_is_cold(c.tenant_id, c.session_key, c.turn_id);
+    update memory.chunks as c set cold = not c.cold
+    from unnest(v_flip_turns, v_flip_chunks) as f (turn_id, chunk_no)
+    where c.tenant_id = tenant and c.turn_id = f.turn_id and c.chunk_no = f.chunk_no;
+    -- (Each statement names the tenant of each table: on Citus a call runs on its tenant's worker, where it must.)
     update memory.chunk_embeddings as e set cold = c.cold, in_graph = false
     from memory.chunks as c
     where c.tenant_id = tenant and c.turn_id = any(v_turns)
-        and e.tenant_id = c.tenant_id and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no and e.cold <> c.cold;
-    update memory.summaries as m set cold = s.tier = 'cold'
-    from memory.sessions as s
-    where turn is null and s.tenant_id = tenant and s.session_key = session
-        and m.tenant_id = s.tenant_id and m.session_key = s.session_key and m.cold <> (s.tier = 'cold');
-    update memory.session_embeddings as e set cold = s.tier = 'cold', in_graph = false
-    from memory.sessions as s
-    where turn is null and s.tenant_id = tenant and s.session_key = session
-        and e.tenant_id = s.tenant_id and e.session_key = s.session_key and e.cold <> (s.tier = 'cold');
+        and e.tenant_id = tenant and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no and e.cold <> c.cold;
+    if turn is null then
+        update memory.summaries as m set cold = s.tier = 'cold'
+        from memory.sessions as s
+        where s.tenant_id = tenant and s.session_key = session
+            and m.tenant_id = tenant and m.session_key = s.session_key and m.cold <> (s.tier = 'cold');
+        update memory.session_embeddings as e set cold = s.tier = 'cold', in_graph = false
+        from memory.sessions as s
+        where s.tenant_id = tenant and s.session_key = session
+            and e.tenant_id = tenant and e.session_key = s.session_key and e.cold <> (s.tier = 'cold');
+    end if;
 end
 $$;
 

@@ -18,6 +18,8 @@ create or replace function memory_internal._count_chunks(
 ) returns void
 language plpgsql
 as $$
+declare
+    v_tenant text;
 begin
     insert into memory.corpus as k (tenant_id, agent_id, chunks, total_length)
     select c.tenant_id, c.agent_id, sign * count(*), sign * sum(c.length)
@@ -38,8 +40,13 @@ begin
     on conflict (tenant_id, agent_id, lexeme) do update
     set chunks = l.chunks + excluded.chunks;
 
-    delete from memory.lexicon as l
-    where sign < 0 and l.chunks <= 0 and l.tenant_id = any(tenants) and l.agent_id = any(agents);
+    -- Tenant by tenant: on Citus a call runs on its tenant's worker, where a statement must name that tenant.
+    if sign < 0 then
+        for v_tenant in select distinct t.tenant_id from unnest(tenants) as t (tenant_id) loop
+            delete from memory.lexicon as l
+            where l.chunks <= 0 and l.tenant_id = v_tenant and l.agent_id = any(agents);
+        end loop;
+    end if;
 end
 $$;
 

@@ -198,12 +198,18 @@ create or replace function memory_internal._vectors_match_their_model() returns 
 language plpgsql
 as $$
 declare
+    v_models text[];
+    v_dims integer[];
     v_bad record;
 begin
-    select n.model, vector_dims(n.embedding) as dims, m.dimensions into v_bad
-    from new_rows as n
-    inner join memory.embedding_models as m on n.model = m.model
-    where vector_dims(n.embedding) <> m.dimensions
+    -- The lengths written first, then the models': on Citus, a statement on a reference table cannot read a
+    -- transition table.
+    select array_agg(d.model), array_agg(d.dims) into v_models, v_dims
+    from (select distinct n.model, vector_dims(n.embedding) as dims from new_rows as n) as d;
+    select g.model, g.dims, m.dimensions into v_bad
+    from unnest(v_models, v_dims) as g (model, dims)
+    inner join memory.embedding_models as m on g.model = m.model
+    where g.dims <> m.dimensions
     limit 1;
     if found then
         raise exception 'agent_memory: a vector of model % has % dimensions; the model has %', v_bad.model,

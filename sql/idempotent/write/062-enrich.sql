@@ -84,11 +84,16 @@ comment on function memory_internal._summarize_turns(jsonb, jsonb) is
 -- What a session's summary is made from: a hash of its turns' contents in order. A summary made from the
 -- same turns is not made again.
 create or replace function memory_internal._session_source_sha256(tenant text, session bigint) returns bytea
-language sql
+language plpgsql
 stable
 as $$
-    select sha256(convert_to(coalesce(string_agg(encode(t.content_sha256, 'hex'), ',' order by t.position), ''), 'UTF8'))
-    from memory.turns as t where t.tenant_id = tenant and t.session_key = session
+#variable_conflict use_column
+begin
+    return (
+        select sha256(convert_to(coalesce(string_agg(encode(t.content_sha256, 'hex'), ',' order by t.position), ''), 'UTF8'))
+        from memory.turns as t where t.tenant_id = tenant and t.session_key = session
+    );
+end
 $$;
 
 comment on function memory_internal._session_source_sha256(text, bigint) is
@@ -248,7 +253,7 @@ begin
         from memory.chunks as c
         cross join lateral (
             select y.ctid, y.text_sha256 from memory.chunk_embeddings as y
-            where y.tenant_id = c.tenant_id and y.turn_id = c.turn_id and y.chunk_no = c.chunk_no
+            where y.tenant_id = tenant and y.turn_id = c.turn_id and y.chunk_no = c.chunk_no
                 and (y.text_sha256 <> c.text_sha256 or y.cold <> c.cold)
             for update
             offset 0
@@ -256,11 +261,12 @@ begin
         where c.tenant_id = tenant and c.session_key = session
     ),
     dropped as (
-        delete from memory.chunk_embeddings as e using vectors as v where e.ctid = v.row_id and v.stale
+        delete from memory.chunk_embeddings as e using vectors as v
+        where e.tenant_id = tenant and e.ctid = v.row_id and v.stale
     )
     update memory.chunk_embeddings as e set cold = v.chunk_cold, in_graph = false
     from vectors as v
-    where e.ctid = v.row_id and not v.stale;
+    where e.tenant_id = tenant and e.ctid = v.row_id and not v.stale;
     if provider = 'client' then
         insert into memory.chunk_embeddings (tenant_id, turn_id, chunk_no, model, text_sha256, embedding, in_graph,
                                              cold)
@@ -397,6 +403,7 @@ begin
         perform memory_internal._write_mentions(tenant, session, v_turns, v_settings, v_named, v_partial);
     end if;
 
+    -- (The time written is the proposed row's: Citus takes no function that is not immutable in the update.)
     if v_summarized then
         insert into memory.summaries as s (tenant_id, session_key, method, summary, decisions, open_loops,
                                            source_sha256, tsv, cold)
@@ -405,7 +412,7 @@ begin
         on conflict (tenant_id, session_key) do update
         set method = excluded.method, summary = excluded.summary, decisions = excluded.decisions,
             open_loops = excluded.open_loops, source_sha256 = excluded.source_sha256, tsv = excluded.tsv,
-            cold = excluded.cold, created_at = pg_catalog.now();
+            cold = excluded.cold, created_at = excluded.created_at;
     end if;
 
     -- A session's vector is the gist of one conversation. The claims of a session 'remembered' are each their
@@ -425,26 +432,34 @@ comment on function memory_internal._enrich_session(text, bigint, boolean) is
 -- The session's vector: the normalized mean of its chunks' vectors under one model (no model call).
 -- Each chunk's vector is looked up by its whole key (a lateral subquery the limit keeps from being
 -- flattened): a join planned on a tenant's first, unanalyzed rows scanned all its vectors per chunk.
--- plpgsql, not sql, for the same reason as memory_internal._settings_json: its plan is kept.
+-- plpgsql, not sql, for the same reason as memory_internal._settings_json: its plan is kept. The row is
+-- computed first and then written (on Citus, an insert whose select aggregates a distributed table is
+-- planned in parts whose rows go to other nodes).
 create or replace function memory_internal._embed_session(tenant text, session bigint, model text) returns void
 language plpgsql
 as $$
+declare
+    v_sha256 bytea;
+    v_embedding vector;
+    v_in_graph boolean := memory_internal._in_graph(tenant);
+    v_cold boolean := memory_internal._session_is_cold(tenant, session);
 begin
-    insert into memory.session_embeddings as e (tenant_id, session_key, model, text_sha256, embedding, in_graph,
-                                                cold)
-    select tenant, session, _embed_session.model,
-           sha256(string_agg(c.text_sha256, '' order by c.turn_id, c.chunk_no)),
-           l2_normalize(avg(ce.embedding)), memory_internal._in_graph(tenant),
-           memory_internal._session_is_cold(tenant, session)
+    select sha256(string_agg(c.text_sha256, '' order by c.turn_id, c.chunk_no)), l2_normalize(avg(ce.embedding))
+    into v_sha256, v_embedding
     from memory.chunks as c
     cross join lateral (
         select e.embedding from memory.chunk_embeddings as e
-        where e.tenant_id = c.tenant_id and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no
+        where e.tenant_id = tenant and e.turn_id = c.turn_id and e.chunk_no = c.chunk_no
             and e.model = _embed_session.model
         limit 1
     ) as ce
-    where c.tenant_id = tenant and c.session_key = session
-    having count(*) > 0
+    where c.tenant_id = tenant and c.session_key = session;
+    if v_embedding is null then
+        return;
+    end if;
+    insert into memory.session_embeddings as e (tenant_id, session_key, model, text_sha256, embedding, in_graph,
+                                                cold)
+    values (tenant, session, _embed_session.model, v_sha256, v_embedding, v_in_graph, v_cold)
     on conflict on constraint session_embeddings_pkey do update
     set text_sha256 = excluded.text_sha256, embedding = excluded.embedding, in_graph = excluded.in_graph,
         cold = excluded.cold
@@ -577,7 +592,7 @@ begin
     on conflict (tenant_id, session_key) do update
     set method = 'caller', summary = excluded.summary, decisions = excluded.decisions,
         open_loops = excluded.open_loops, source_sha256 = null, tsv = excluded.tsv, cold = excluded.cold,
-        created_at = pg_catalog.now();
+        created_at = excluded.created_at;
 end
 $$;
 
