@@ -81,3 +81,12 @@ def test_distributing_from_a_worker_is_an_error_that_names_the_coordinator(clust
         pytest.raises(psycopg.errors.FeatureNotSupported, match="runs on the Citus coordinator"),
     ):
         conn.execute("select memory_internal._distribute()")
+
+
+def test_the_embedding_model_in_force_is_recorded_on_every_node_before_any_tenant_writes(cluster, coordinator):
+    """Recorded by a tenant's first enrichment on a worker, it would write a reference table and index every shard
+    from there, as the owner; memory_internal._distribute() records it while the tables are the coordinator's."""
+    (model,) = coordinator.execute("select model from memory.embedding_model()").fetchone()
+    for node in cluster:
+        with node.connect() as conn:
+            assert conn.execute("select model, state from memory.embedding_models").fetchall() == [(model, "ready")]

@@ -87,3 +87,32 @@ def test_a_role_bound_to_a_tenant_calls_for_it_on_its_worker_and_for_no_other(co
     port = worker_of(coordinator, "memory.turns", "call-acme")
     assert rows_by_worker(coordinator, "memory.turns", "call-acme") == {port: 2}
     assert rows_by_worker(coordinator, "memory.turns", "call-globex") == {}
+
+
+def test_a_commit_enriched_at_once_writes_everything_of_its_session_on_the_tenants_worker(coordinator, tenants):
+    tenant = tenants[0]
+    commit = {
+        "session_id": "s1",
+        "messages": messages("The cache moved from Berlin to Paris with Alice.").obj,
+        "enrich": "now",
+    }
+    seen = traced(coordinator)
+    coordinator.execute("select memory.call(%s, 'commit', %s)", (tenant, Jsonb(commit)))
+    assert seen.count(PUSHED_DOWN) == 1
+    port = worker_of(coordinator, "memory.turns", tenant)
+    written = {
+        table: rows_by_worker(coordinator, f"memory.{table}", tenant)
+        for table in (
+            "chunks",
+            "chunk_embeddings",
+            "summaries",
+            "session_embeddings",
+            "entity_mentions",
+            "entity_edges",
+            "lexicon",
+            "corpus",
+        )
+    }
+    assert {table: set(counts) for table, counts in written.items()} == {table: {port} for table in written}
+    assert written["chunks"] == written["chunk_embeddings"] == {port: 2}
+    assert written["summaries"] == written["session_embeddings"] == {port: 1}

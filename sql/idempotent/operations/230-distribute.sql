@@ -1,25 +1,31 @@
 -- Scale-out on Citus: memory_internal._distribute() hands the tables to Citus, once, on the coordinator. It
 -- stays internal until the API's calls run on Citus. A call runs on the cluster as memory.call(tenant, ...),
 -- which Citus pushes down whole to the worker that holds the tenant, where the API function reads and writes
--- local shards as its caller's login (memory_owner need not log in there). memory.commit runs so. The rest do
--- not yet: SQL functions that read tables and are inlined or called with parameters (Citus plans neither;
--- recall's lists), statements Citus refuses (a subquery in an insert's values, a function that is not
--- immutable in on conflict's update, a statement on a distributed table that reads a transition table, a
--- statement of many parameters planned once for all of them), statements Citus plans in parts whose rows it
--- sends to other nodes as the owner (a materialized CTE), the functions that run as memory_observer, which
--- reads every tenant and may not log in to a worker (enrichment's model check), and writes to a reference
--- table as the owner (binding a role, registering a model). Every tenant-keyed table is distributed by
--- tenant_id, all co-located (a tenant's rows of every table are on one node, so a statement about one tenant
--- is a router query); the tables every tenant shares (settings, the signal and feature registries, embedding
--- models, tenant bindings, the HTTP server's API keys, the extension's own records) are reference tables,
--- copied to every node. What Citus cannot keep is changed, here and only on Citus:
+-- local shards as its caller's login (memory_owner need not log in there). memory.commit runs so, and
+-- enrichment (enrich => 'now') of a session that yields no curated memory: remembering one reads its row back
+-- from memory.memory_items, a view that names no tenant. The rest do not yet: statements that name the tenant
+-- by memory.current_tenant() (Citus routes by a value), SQL functions that read tables and are called with
+-- parameters (Citus plans none; recall's lists), statements Citus refuses (a
+-- subquery in an insert's values, a function that is not immutable in on conflict's update, a statement on a
+-- distributed table that reads a transition table, one of many parameters planned once for all of them, one
+-- that locks rows in a subquery or writes rows by ctid, one pushed down for a tenant that filters by a list of
+-- tenants, an insert whose select reads a distributed table beside a set-returning function), statements
+-- Citus plans in parts whose rows it sends to other nodes as the owner (a materialized CTE), the functions
+-- that run as memory_observer, which reads every tenant and may not log in to a worker (a model chosen after
+-- distributing), and writes to a reference table as the owner (binding a role).
+-- Every tenant-keyed table is distributed by tenant_id, all co-located (a tenant's rows of every table are on
+-- one node, so a statement about one tenant is a router query); the tables every tenant shares (settings,
+-- the signal and feature registries, embedding models, tenant bindings, the HTTP server's API keys, the
+-- extension's own records) are reference tables, copied to every node. What Citus cannot keep is changed,
+-- here and only on Citus:
 -- - policies with subselects: plain calls instead (memory_internal._create_tenant_policies);
 -- - memory.jobs' key without the tenant: (tenant_id, job_id), with an index on job_id;
 -- - the key memories.supersedes with on delete set null: no action, and a trigger sets it null first;
 -- - foreign keys from a tenant's table to a shared one are dropped while the tables move, then restored;
--- - functions planned once for all parameters are planned per call, memory.current_tenant() reads the
---   bindings from a statement on a shard, and identity sequences count in a range per node
---   (memory_internal._adapt_to_citus);
+-- - functions planned once for all parameters are planned per call, no SQL function is inlined,
+--   memory.current_tenant() reads the bindings from a statement on a shard, and identity sequences count in
+--   a range per node (memory_internal._adapt_to_citus);
+-- - the embedding model in force is recorded, and its HNSW indexes made, before the tables move;
 -- - memory.call is distributed by its tenant.
 
 -- The tables and how Citus holds each: 'distributed' (by tenant_id) or 'reference', in an order in which
@@ -77,6 +83,7 @@ comment on function memory_internal._unlink_superseded() is
 
 -- What the API's functions need to run on a Citus node, as memory.call runs them on the tenant's worker:
 -- - custom plans where a function keeps one generic plan (Citus plans a statement for its parameters' values);
+-- - no SQL function inlined (Citus would refuse the statement it brought a table into: below);
 -- - memory.current_tenant() may read memory.tenant_roles (a reference table) from a statement on a shard, as
 --   row-level security makes it do (nested distributed execution, which reads the node's own copy);
 -- - each node's identity sequences of distributed tables count in a range of their own ((group << 48) + 1 on,
@@ -98,6 +105,17 @@ begin
         execute format('alter function %s set plan_cache_mode = force_custom_plan', v_function);
     end loop;
     alter function memory.current_tenant() set citus.allow_nested_distributed_execution = on;
+    -- Citus decides whether a statement is distributed before PostgreSQL inlines the SQL functions it calls,
+    -- and refuses one whose inlined function brought a distributed or reference table in: none is inlined.
+    for v_function in
+        select p.oid::regprocedure from pg_catalog.pg_proc as p
+        where p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc'))
+            and p.prolang = (select l.oid from pg_catalog.pg_language as l where l.lanname = 'sql')
+            and p.proconfig is null
+    loop
+        execute format('alter function %s set search_path = pg_catalog, %s, pg_temp', v_function,
+                       (select e.extnamespace::regnamespace from pg_catalog.pg_extension as e where e.extname = 'vector'));
+    end loop;
     -- (The coordinator's range starts at 1, past the keys it holds.)
     for v_sequence in
         select d.objid::regclass as sequence, coalesce(q.last_value, 0) as last_value
@@ -114,8 +132,8 @@ end
 $$;
 
 comment on function memory_internal._adapt_to_citus() is
-'Internal: what the API''s functions need on a Citus node (custom plans, the tenant''s binding read from a '
-'shard''s statement, identity sequences in a range of the node''s own).';
+'Internal: what the API''s functions need on a Citus node (custom plans, no SQL function inlined, the tenant''s '
+'binding read from a shard''s statement, identity sequences in a range of the node''s own).';
 
 -- The changes Citus needs before it takes the tables; returns the foreign keys from a distributed table to a
 -- reference table, dropped (their definitions, to restore once every table is Citus's).
@@ -190,6 +208,10 @@ begin
     if v_failed is not null then
         raise exception 'agent_memory: distributing could not prepare every worker: %', v_failed;
     end if;
+    -- The embedding model in force is recorded, and its HNSW indexes made, while the tables are the
+    -- coordinator's: done by a tenant's first enrichment on a worker, it would write a reference table and
+    -- index every shard as the owner, from the worker.
+    perform memory_internal._register_model();
     create temporary table _citus_keys on commit drop as select * from memory_internal._prepare_for_citus();
     -- Triggers on distributed tables run on the workers, on each shard (counts and edges are kept per tenant,
     -- whose rows are all on one node).
