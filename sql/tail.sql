@@ -28,9 +28,8 @@ begin
                 'memory_internal._bm25_term(float8, float8, float8, float8, float8, float8)'::regprocedure,
                 'memory_internal._chunk_bm25(tsvector, integer, integer, text[], float8[], float8, float8, float8, float8)'
                 ::regprocedure,
-                'memory_internal._turn_filter(text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[], text[],'
-                ' text[], text)'::regprocedure,
                 'memory_internal._turn_memory(text, bigint, timestamptz, boolean)'::regprocedure,
+                'memory_internal._memory_items(text, bigint[])'::regprocedure,
                 'memory_internal._visible_to(text, memory_internal._recall_query, text, bigint, bigint)'::regprocedure,
                 'memory_internal._setting_definitions()'::regprocedure,
                 'memory_internal._message_problem(jsonb, integer, integer)'::regprocedure,
@@ -168,11 +167,9 @@ begin
     grant create on schema memory to memory_owner;  -- the HNSW indexes of a new embedding model
     grant select on memory.chunks, memory.chunk_embeddings, memory.turns, memory.sessions, memory.memories,
     memory.summaries to memory_observer;
-    -- What the full-text list inlines (the planner inlines a function only for a role that may run it).
+    -- What the full-text list calls, and inlines (the planner inlines a function only for a role that may run it).
     grant execute on function
-    memory_internal._turn_filter(
-        text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[], text[], text[], text
-    ),
+    memory_internal._turn_filter_sql(text, timestamptz, timestamptz, text, bigint[], text[], text[], text[], text),
     memory_internal._tool_result_call(text, bigint, integer, text), memory_internal._tool_name(jsonb, jsonb, text),
     memory_internal._chunk_bm25(tsvector, integer, integer, text[], float8[], float8, float8, float8, float8),
     memory_internal._bm25_term(float8, float8, float8, float8, float8, float8),
@@ -212,6 +209,9 @@ begin
     memory_internal._embed_ahead(bigint[], text), memory_internal._work_on(bigint, text),
     memory_internal._analyze_grown_tenants(text[]) to memory_admin;
     grant select on all tables in schema memory to memory_tenant;
+    -- The rows of the view memory.memory_items, read as the reader, under row-level security, for the tenant the
+    -- reader acts for (no role of a tenant may name memory_internal, so it is not a function it calls itself).
+    grant execute on function memory_internal._memory_items(text, bigint[]) to memory_tenant;
     revoke select on memory.maintenance_runs from memory_tenant;
     grant select on memory.maintenance_runs to memory_admin;
     grant insert, update, delete on memory.config, memory.signals, memory.tenant_roles to memory_admin;

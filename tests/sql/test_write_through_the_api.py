@@ -157,6 +157,9 @@ def test_no_table_sequence_or_internal_function_can_be_written_locked_or_called(
         print(f"\n  {who}: {len(attempts)} writes, locks and internal calls, {len(accepted)} accepted")
 
 
+READERS = ["_memory_items"]
+
+
 def test_a_tenant_role_may_read_and_call_the_api_and_nothing_more(db):
     """The grants themselves, as the catalog has them."""
     granted = db.execute(
@@ -171,14 +174,28 @@ def test_a_tenant_role_may_read_and_call_the_api_and_nothing_more(db):
         select r.rolname, p.oid::regprocedure::text, 'EXECUTE'
         from pg_proc as p cross join (values ('memory_tenant'), ('memory_app')) as r (rolname)
         where p.pronamespace = 'memory_internal'::regnamespace and has_function_privilege(r.rolname, p.oid, 'execute')
+            and p.oid::regprocedure::text not like all(%s)
         union all
         select r.rolname, c.oid::regclass::text, 'USAGE'
         from pg_class as c cross join (values ('memory_tenant'), ('memory_app')) as r (rolname)
         where c.relkind = 'S' and c.relnamespace = 'memory'::regnamespace
             and has_sequence_privilege(r.rolname, c.oid, 'usage')
-        """
+        """,
+        ([f"memory_internal.{name}(%" for name in READERS],),
     ).fetchall()
     assert granted == []
+    # What the view memory.memory_items reads as its reader: a reader (stable, as the caller, under row-level
+    # security) that no role of a tenant can name (it may not use schema memory_internal).
+    readers = db.execute(
+        """
+        select p.proname, p.provolatile, p.prosecdef from pg_proc as p
+        where p.pronamespace = 'memory_internal'::regnamespace
+            and has_function_privilege('memory_tenant', p.oid, 'execute')
+        order by 1
+        """
+    ).fetchall()
+    assert readers == [(name, "s", False) for name in sorted(READERS)]
+    assert not db.execute("select has_schema_privilege('memory_tenant', 'memory_internal', 'usage')").fetchone()[0]
     admin_writes = db.execute(
         """
         select distinct c.relname from pg_class as c
@@ -194,7 +211,13 @@ def test_a_tenant_role_may_read_and_call_the_api_and_nothing_more(db):
         "select p.proname from pg_proc as p where p.pronamespace = 'memory_internal'::regnamespace"
         " and has_function_privilege('memory_admin', p.oid, 'execute') order by 1"
     ).fetchall()
-    assert admin_internals == [("_analyze_grown_tenants",), ("_claim_jobs",), ("_embed_ahead",), ("_work_on",)]
+    assert admin_internals == [
+        ("_analyze_grown_tenants",),
+        ("_claim_jobs",),
+        ("_embed_ahead",),
+        ("_memory_items",),
+        ("_work_on",),
+    ]
 
 
 def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
@@ -281,7 +304,7 @@ def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
         "memory_internal._chunk_bm25",
         "memory_internal._tool_name",
         "memory_internal._tool_result_call",
-        "memory_internal._turn_filter",
+        "memory_internal._turn_filter_sql",
         "memory_internal._visible_to",
     ]
     # Only the administrator's bindings, API keys and big tenants' graphs name a tenant: the one they are for, not

@@ -30,39 +30,63 @@ comment on function memory_internal._memory_evidence(text, bigint) is
 
 -- A memory as the functions return it: its words, kind, key and period, the version it supersedes and the
 -- one that superseded it, the turn that carries its words, the turns it came from and the caller's metadata.
+-- The memories of a tenant (memory_ids: those alone), read as the caller: the view memory.memory_items is the
+-- caller's tenant's, and the API's functions read a tenant they name by value (as Citus routes a statement).
+-- Inlined where it is read (no SET clause, see tail.sql), so that the conditions of the statement that reads it
+-- apply to the memories' own rows.
+create or replace function memory_internal._memory_items(tenant text, memory_ids bigint[]) returns table (
+    memory_id bigint, agent_id text, kind text, content text, key text, subjects text[], tags text[],
+    importance double precision, confidence double precision, status text, valid_from timestamptz,
+    valid_to timestamptz, recorded_at timestamptz, recorded_by text, supersedes bigint, superseded_by bigint,
+    turn_id bigint, evidence_turn_ids bigint[], origin text, metadata jsonb, shared boolean, run_id text
+)
+language sql
+stable
+as $$
+    select
+        m.memory_id,
+        m.agent_id,
+        m.kind,
+        m.content,
+        m.key,
+        m.subjects,
+        m.tags,
+        m.importance,
+        m.confidence,
+        m.status,
+        m.valid_from,
+        m.valid_to,
+        m.recorded_at,
+        m.recorded_by,
+        m.supersedes,
+        (
+            select n.memory_id from memory.memories as n
+            where n.tenant_id = tenant and n.supersedes = m.memory_id and n.status <> 'retracted'
+            order by n.valid_from, n.memory_id limit 1
+        ),
+        m.turn_id,
+        (
+            select coalesce(array_agg(e.turn_id order by e.turn_id), '{}') from memory.memory_evidence as e
+            where e.tenant_id = tenant and e.memory_id = m.memory_id
+        ),
+        m.origin,
+        m.metadata,
+        m.shared,
+        m.run_id
+    from memory.memories as m
+    where m.tenant_id = tenant and (memory_ids is null or m.memory_id = any(memory_ids))
+$$;
+
+comment on function memory_internal._memory_items(text, bigint[]) is
+'Internal: the memories of a tenant (memory_ids: those alone) as memory.memory_items shows them.';
+
+-- (The tenant looked up once, for every row.)
 create or replace view memory.memory_items as
-select
-    m.memory_id,
-    m.agent_id,
-    m.kind,
-    m.content,
-    m.key,
-    m.subjects,
-    m.tags,
-    m.importance,
-    m.confidence,
-    m.status,
-    m.valid_from,
-    m.valid_to,
-    m.recorded_at,
-    m.recorded_by,
-    m.supersedes,
-    (
-        select n.memory_id from memory.memories as n
-        where n.tenant_id = m.tenant_id and n.supersedes = m.memory_id and n.status <> 'retracted'
-        order by n.valid_from, n.memory_id limit 1
-    ) as superseded_by,
-    m.turn_id,
-    (
-        select coalesce(array_agg(e.turn_id order by e.turn_id), '{}') from memory.memory_evidence as e
-        where e.tenant_id = m.tenant_id and e.memory_id = m.memory_id
-    ) as evidence_turn_ids,
-    m.origin,
-    m.metadata,
-    m.shared,
-    m.run_id
-from memory.memories as m
-where m.tenant_id = (select memory.current_tenant());
+with t as materialized (select memory.current_tenant() as tenant)
+
+select i.*
+from t
+cross join lateral memory_internal._memory_items(t.tenant, null) as i;
 
 -- Whether a memory held at an instant (null: holds now): its period covers it and it was not retracted.
 create or replace function memory.memory_holds(
@@ -194,23 +218,26 @@ returns setof memory.memory_items
 language plpgsql
 as $$
 declare
+    v_tenant text := memory.current_tenant();
     v_now text;
+    -- (A value, not a call: Citus takes no call of a function that is not immutable in an update's coalesce.)
+    v_ended timestamptz := pg_catalog.now();
 begin
     update memory.memories as m
-    set status = _end_memory.status, valid_to = coalesce(m.valid_to, greatest(pg_catalog.now(), m.valid_from))
-    where m.tenant_id = memory.current_tenant() and m.memory_id = _end_memory.memory_id
+    set status = _end_memory.status, valid_to = coalesce(m.valid_to, greatest(v_ended, m.valid_from))
+    where m.tenant_id = v_tenant and m.memory_id = _end_memory.memory_id
         and (m.status in ('active', 'ongoing') or _end_memory.status = 'retracted' and m.status <> 'retracted');
     if not found then
         select m.status into v_now from memory.memories as m
-        where m.tenant_id = memory.current_tenant() and m.memory_id = _end_memory.memory_id;
+        where m.tenant_id = v_tenant and m.memory_id = _end_memory.memory_id;
         if v_now is null then
-            raise exception 'agent_memory: no memory % in tenant "%"', _end_memory.memory_id, memory.current_tenant()
+            raise exception 'agent_memory: no memory % in tenant "%"', _end_memory.memory_id, v_tenant
                 using errcode = 'no_data_found';
         end if;
         raise exception 'agent_memory: memory % is % and cannot be %', _end_memory.memory_id, v_now, _end_memory.verb
             using errcode = 'invalid_parameter_value';
     end if;
-    return query select i.* from memory.memory_items as i where i.memory_id = _end_memory.memory_id;
+    return query select i.* from memory_internal._memory_items(v_tenant, array[_end_memory.memory_id]) as i;
 end
 $$;
 
@@ -238,16 +265,17 @@ create or replace function memory.approve(memory_id bigint) returns setof memory
 language plpgsql
 as $$
 declare
+    v_tenant text := memory.current_tenant();
     v_status text;
     v_held bigint;
     v_content text;
     v_settings jsonb := memory_internal._settings_json();
 begin
     select m.status into v_status from memory.memories as m
-    where m.tenant_id = memory.current_tenant() and m.memory_id = approve.memory_id
+    where m.tenant_id = v_tenant and m.memory_id = approve.memory_id
     for update;
     if v_status is null then
-        raise exception 'agent_memory: no memory % in tenant "%"', approve.memory_id, memory.current_tenant()
+        raise exception 'agent_memory: no memory % in tenant "%"', approve.memory_id, v_tenant
             using errcode = 'no_data_found';
     elsif v_status <> 'pending' then
         raise exception 'agent_memory: memory % is % and cannot be approved (only pending ones are)',
@@ -257,19 +285,19 @@ begin
     inner join memory.memories as h
         on h.tenant_id = p.tenant_id and h.agent_id = p.agent_id and h.canonical = p.canonical and h.key is null
         and h.valid_to is null and h.status in ('active', 'ongoing')
-    where p.tenant_id = memory.current_tenant() and p.memory_id = approve.memory_id;
+    where p.tenant_id = v_tenant and p.memory_id = approve.memory_id;
     if v_held is not null then
         raise exception 'agent_memory: memory % states what memory % already holds', approve.memory_id, v_held
             using errcode = 'unique_violation', hint = 'retract the proposal instead';
     end if;
     update memory.memories as m set status = 'active', valid_from = greatest(m.valid_from, pg_catalog.now())
-    where m.tenant_id = memory.current_tenant() and m.memory_id = approve.memory_id;
+    where m.tenant_id = v_tenant and m.memory_id = approve.memory_id;
     -- Approved, it supersedes what it changes, as if remembered now.
     select m.content into v_content from memory.memories as m
-    where m.tenant_id = memory.current_tenant() and m.memory_id = approve.memory_id;
-    perform memory_internal._supersede(memory.current_tenant(), approve.memory_id,
+    where m.tenant_id = v_tenant and m.memory_id = approve.memory_id;
+    perform memory_internal._supersede(v_tenant, approve.memory_id,
                                        memory_internal._claim_vector(v_content, v_settings), v_settings);
-    return query select i.* from memory.memory_items as i where i.memory_id = approve.memory_id;
+    return query select i.* from memory_internal._memory_items(v_tenant, array[approve.memory_id]) as i;
 end
 $$;
 

@@ -5,31 +5,34 @@ create or replace function memory.memory_history(memory_id bigint) returns setof
 language plpgsql
 stable
 as $$
+declare
+    v_tenant text := memory.current_tenant();
 begin
     if not exists (select from memory.memories as m
-                   where m.tenant_id = memory.current_tenant() and m.memory_id = memory_history.memory_id) then
+                   where m.tenant_id = v_tenant and m.memory_id = memory_history.memory_id) then
         raise exception 'agent_memory: no memory % in this tenant', memory_history.memory_id
             using errcode = 'no_data_found';
     end if;
     return query
     with recursive earlier as (
         select m.memory_id, m.supersedes from memory.memories as m
-        where m.tenant_id = memory.current_tenant() and m.memory_id = memory_history.memory_id
+        where m.tenant_id = v_tenant and m.memory_id = memory_history.memory_id
         union
         select m.memory_id, m.supersedes from memory.memories as m
         inner join earlier as e on m.memory_id = e.supersedes
-        where m.tenant_id = memory.current_tenant()
+        where m.tenant_id = v_tenant
     ),
     later as (
         select m.memory_id from memory.memories as m
-        where m.tenant_id = memory.current_tenant() and m.memory_id = memory_history.memory_id
+        where m.tenant_id = v_tenant and m.memory_id = memory_history.memory_id
         union
         select m.memory_id from memory.memories as m
         inner join later as l on m.supersedes = l.memory_id
-        where m.tenant_id = memory.current_tenant()
+        where m.tenant_id = v_tenant
     )
-    select i.* from memory.memory_items as i
-    where i.memory_id in (select e.memory_id from earlier as e union select l.memory_id from later as l)
+    select i.* from memory_internal._memory_items(
+        v_tenant, array(select e.memory_id from earlier as e union select l.memory_id from later as l)
+    ) as i
     order by i.valid_from, i.recorded_at, i.memory_id;
 end
 $$;

@@ -185,7 +185,7 @@ begin
             v_tenant, share.memory_id, case when share.shared then 'shared' else 'unshared' end
         );
     end if;
-    return query select i.* from memory.memory_items as i where i.memory_id = share.memory_id;
+    return query select i.* from memory_internal._memory_items(v_tenant, array[share.memory_id]) as i;
 end
 $$;
 

@@ -69,6 +69,7 @@ returns bigint
 language plpgsql
 as $$
 declare
+    v_tenant text := memory.current_tenant();
     v_id text := 'remembered:' || encode(sha256(convert_to(coalesce(_memory_turn.key || chr(31), '') || content, 'UTF8')), 'hex');
     v_messages jsonb := jsonb_build_array(jsonb_build_object(
         'role', 'user', 'content', content, 'id', v_id, 'metadata', metadata || jsonb_build_object('kind', kind)
@@ -84,7 +85,7 @@ begin
         );
         if exists (
             select from memory.memories as m
-            where m.tenant_id = memory.current_tenant() and m.turn_id = v_turn and m.key is distinct from _memory_turn.key
+            where m.tenant_id = v_tenant and m.turn_id = v_turn and m.key is distinct from _memory_turn.key
         ) then
             v_turn := null;
         end if;
@@ -120,13 +121,15 @@ as $$
 declare
     -- A value, not a call, in the statement: Citus routes a statement by the tenant it names.
     v_tenant text := memory.current_tenant();
+    -- (Read first: Citus sends no statement that reads a list beside a turn it looks up for each.)
+    v_turns bigint [] := array(
+        select t.turn_id from memory.turns as t where t.tenant_id = v_tenant and t.turn_id = any(turn_ids)
+    );
     v_missing bigint;
 begin
     select e.id into v_missing
     from unnest(coalesce(turn_ids, '{}')) as e (id)
-    where e.id is null or not exists (
-        select from memory.turns as t where t.tenant_id = v_tenant and t.turn_id = e.id
-    )
+    where e.id is null or e.id <> all(v_turns)
     limit 1;
     if found then
         raise exception 'agent_memory: evidence turn % does not exist', coalesce(v_missing::text, 'null')
@@ -375,7 +378,7 @@ begin
     if v_outcome <> 'unchanged' or found then
         perform memory_internal._notify_memory(v_tenant, v_id, v_outcome);
     end if;
-    return query select i.*, v_outcome from memory.memory_items as i where i.memory_id = v_id;
+    return query select i.*, v_outcome from memory_internal._memory_items(v_tenant, array[v_id]) as i;
 end
 $$;
 

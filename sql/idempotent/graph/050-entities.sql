@@ -156,17 +156,24 @@ declare
     v_entities_b bigint[];
     v_turns bigint[];
     v_seen timestamptz[];
+    v_said_ids bigint[];
+    v_said_at timestamptz[];
 begin
     for v_tenant in select distinct t.tenant_id from unnest(tenants) as t (tenant_id) order by 1 loop
+        -- When the turns added were said (read first: Citus plans no outer join of a list to a table).
+        if sign > 0 then
+            select array_agg(t.turn_id), array_agg(t.created_at) into v_said_ids, v_said_at
+            from memory.turns as t where t.tenant_id = v_tenant and t.turn_id = any(turn_ids);
+        end if;
         -- Each pair: in how many turns, and (added) when the last of them was said.
         select array_agg(c.entity_a order by c.entity_a, c.entity_b),
                array_agg(c.entity_b order by c.entity_a, c.entity_b),
                array_agg(c.turns order by c.entity_a, c.entity_b), array_agg(c.seen order by c.entity_a, c.entity_b)
         into v_entities_a, v_entities_b, v_turns, v_seen
         from (
-            select p.entity_a, p.entity_b, count(*) as turns, coalesce(max(t.created_at), pg_catalog.now()) as seen
+            select p.entity_a, p.entity_b, count(*) as turns, coalesce(max(t.said_at), pg_catalog.now()) as seen
             from unnest(tenants, turn_ids, entities_a, entities_b) as p (tenant_id, turn_id, entity_a, entity_b)
-            left join memory.turns as t on sign > 0 and t.tenant_id = v_tenant and t.turn_id = p.turn_id
+            left join unnest(v_said_ids, v_said_at) as t (turn_id, said_at) on t.turn_id = p.turn_id
             where p.tenant_id = v_tenant
             group by p.entity_a, p.entity_b
         ) as c;

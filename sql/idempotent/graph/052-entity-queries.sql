@@ -44,28 +44,29 @@ $$;
 comment on function memory_internal._named_entities(text, text) is
 'Internal: the ids of the entities a name stands for; an error naming it when there are none.';
 
-create or replace function memory.list_entities(
-    search text default null, type text default null, agent_id text default null, k integer default 50
-) returns table (
+create or replace function memory_internal._list_entities(
+    tenant text, search text, entity_type text, agent text, k integer
+)
+returns table (
     entity_id bigint, agent_id text, name text, type text, aliases text[], mentions bigint, sessions bigint,
     last_mentioned_at timestamptz, similarity double precision
 )
 language sql
 stable
 as $$
-    with wanted as (select memory_internal._trigrams(memory.normalize_entity(list_entities.search)) as trigrams),
+    with wanted as (select memory_internal._trigrams(memory.normalize_entity(_list_entities.search)) as trigrams),
     found as (
         select e.*,
-               case when list_entities.search is null then 1.0::double precision
+               case when _list_entities.search is null then 1.0::double precision
                     else cardinality(array(select unnest(e.trigrams) intersect select unnest(w.trigrams)))::double precision
                          / nullif(cardinality(array(select unnest(e.trigrams) union select unnest(w.trigrams))), 0)
                end as similarity
         from memory.entities as e
         cross join wanted as w
-        where e.tenant_id = (select memory.current_tenant())
-            and (list_entities.search is null or e.trigrams && w.trigrams)
-            and (list_entities.type is null or e.type = list_entities.type)
-            and (list_entities.agent_id is null or e.agent_id in (list_entities.agent_id, ''))
+        where e.tenant_id = tenant
+            and (_list_entities.search is null or e.trigrams && w.trigrams)
+            and (_list_entities.entity_type is null or e.type = _list_entities.entity_type)
+            and (_list_entities.agent is null or e.agent_id in (_list_entities.agent, ''))
     )
     select f.entity_id, f.agent_id, f.name, f.type, f.aliases, coalesce(m.mentions, 0)::bigint,
            coalesce(m.sessions, 0)::bigint, m.last_mentioned_at, round(f.similarity::numeric, 3)::double precision
@@ -75,12 +76,32 @@ as $$
                max(t.created_at) as last_mentioned_at
         from memory.entity_mentions as x
         inner join memory.turns as t on t.tenant_id = x.tenant_id and t.turn_id = x.turn_id
-        where x.tenant_id = f.tenant_id and x.entity_id = f.entity_id
+        where x.tenant_id = tenant and x.entity_id = f.entity_id
     ) as m on true
     where f.similarity >= 0.3
     order by f.similarity desc, coalesce(m.mentions, 0) desc, f.entity_id
     -- The arguments are checked where they are always read, whatever the table holds.
-    limit case when memory_internal._check_graph_query(list_entities.type, 1, list_entities.k) then list_entities.k end
+    limit case when memory_internal._check_graph_query(_list_entities.entity_type, 1, _list_entities.k)
+              then _list_entities.k end
+$$;
+
+comment on function memory_internal._list_entities(text, text, text, text, integer) is
+'Internal: memory.list_entities of a tenant (named by value, as Citus routes a statement).';
+
+-- (As memory.stats: the API's names, over a SQL function whose parameters have other names.)
+create or replace function memory.list_entities(
+    search text default null, type text default null, agent_id text default null, k integer default 50
+)
+returns table (
+    entity_id bigint, agent_id text, name text, type text, aliases text[], mentions bigint, sessions bigint,
+    last_mentioned_at timestamptz, similarity double precision
+)
+language sql
+stable
+as $$
+    select * from memory_internal._list_entities(
+        memory.current_tenant(), list_entities.search, list_entities.type, list_entities.agent_id, list_entities.k
+    )
 $$;
 
 comment on function memory.list_entities(text, text, text, integer) is
@@ -135,25 +156,43 @@ $$;
 comment on function memory_internal._entity_walk(text, bigint[], integer) is
 'Internal: the entities within depth edges of the start ones, each once at its shortest distance, with a path.';
 
-create or replace function memory.entity_neighbors(
-    entity text, depth integer default 1, k integer default 20, agent_id text default null
-) returns table (entity_id bigint, agent_id text, name text, type text, distance integer, turns bigint, path text[])
+create or replace function memory_internal._entity_neighbors(
+    tenant text, entity text, depth integer, k integer, agent text
+)
+returns table (entity_id bigint, agent_id text, name text, type text, distance integer, turns bigint, path text[])
 language sql
 stable
 as $$
     select e.entity_id, e.agent_id, e.name, e.type, w.distance, w.turns,
            array(select x.name from unnest(w.path) with ordinality as p (key, i)
-                 inner join memory.entities as x on x.tenant_id = e.tenant_id and x.entity_id = p.key order by p.i)
+                 inner join memory.entities as x on x.tenant_id = tenant and x.entity_id = p.key order by p.i)
     from memory_internal._entity_walk(
-        (select memory.current_tenant()),
-        memory_internal._named_entities(entity_neighbors.entity, entity_neighbors.agent_id),
-        least(entity_neighbors.depth, 5)
+        tenant,
+        memory_internal._named_entities(_entity_neighbors.entity, _entity_neighbors.agent),
+        least(_entity_neighbors.depth, 5)
     ) as w
-    inner join memory.entities as e on e.tenant_id = (select memory.current_tenant()) and e.entity_id = w.entity_id
+    inner join memory.entities as e on e.tenant_id = tenant and e.entity_id = w.entity_id
     order by w.distance, w.turns desc, e.entity_id
     -- The arguments are checked where they are always read (a limit of 0 would run nothing).
-    limit case when memory_internal._check_graph_query(null, entity_neighbors.depth, entity_neighbors.k)
-              then entity_neighbors.k end
+    limit case when memory_internal._check_graph_query(null, _entity_neighbors.depth, _entity_neighbors.k)
+              then _entity_neighbors.k end
+$$;
+
+comment on function memory_internal._entity_neighbors(text, text, integer, integer, text) is
+'Internal: memory.entity_neighbors of a tenant (named by value, as Citus routes a statement).';
+
+-- (As memory.stats: the API's names, over a SQL function whose parameters have other names.)
+create or replace function memory.entity_neighbors(
+    entity text, depth integer default 1, k integer default 20, agent_id text default null
+)
+returns table (entity_id bigint, agent_id text, name text, type text, distance integer, turns bigint, path text[])
+language sql
+stable
+as $$
+    select * from memory_internal._entity_neighbors(
+        memory.current_tenant(), entity_neighbors.entity, entity_neighbors.depth, entity_neighbors.k,
+        entity_neighbors.agent_id
+    )
 $$;
 
 comment on function memory.entity_neighbors(text, integer, integer, text) is
@@ -161,7 +200,7 @@ comment on function memory.entity_neighbors(text, integer, integer, text) is
 'or every agent''s), nearest first, then by how many turns mention both; each with the path that reaches it. '
 'Cycles end: a path never visits an entity twice.';
 
-create or replace function memory.entity_sessions(entity text, agent_id text default null, k integer default 20)
+create or replace function memory_internal._entity_sessions(tenant text, entity text, agent text, k integer)
 returns table (session_id text, agent_id text, mentions bigint, first_at timestamptz, last_at timestamptz, summary text)
 language sql
 stable
@@ -171,11 +210,25 @@ as $$
     inner join memory.turns as t on t.tenant_id = m.tenant_id and t.turn_id = m.turn_id
     inner join memory.sessions as s on s.tenant_id = m.tenant_id and s.session_key = m.session_key
     left join memory.summaries as sm on sm.tenant_id = m.tenant_id and sm.session_key = m.session_key
-    where m.tenant_id = (select memory.current_tenant())
-        and m.entity_id = any(memory_internal._entity_ids(entity_sessions.entity, entity_sessions.agent_id))
+    where m.tenant_id = tenant
+        and m.entity_id = any(memory_internal._entity_ids(_entity_sessions.entity, _entity_sessions.agent))
     group by s.session_key, s.session_id, s.agent_id, sm.summary
     order by max(t.created_at) desc, s.session_key
-    limit greatest(entity_sessions.k, 1)
+    limit greatest(_entity_sessions.k, 1)
+$$;
+
+comment on function memory_internal._entity_sessions(text, text, text, integer) is
+'Internal: memory.entity_sessions of a tenant (named by value, as Citus routes a statement).';
+
+-- (As memory.stats: the API's names, over a SQL function whose parameters have other names.)
+create or replace function memory.entity_sessions(entity text, agent_id text default null, k integer default 20)
+returns table (session_id text, agent_id text, mentions bigint, first_at timestamptz, last_at timestamptz, summary text)
+language sql
+stable
+as $$
+    select * from memory_internal._entity_sessions(
+        memory.current_tenant(), entity_sessions.entity, entity_sessions.agent_id, entity_sessions.k
+    )
 $$;
 
 comment on function memory.entity_sessions(text, text, integer) is
@@ -195,6 +248,9 @@ declare
     v_merge bigint;
     v_mentions bigint;
     v_states bigint;
+    v_moved_turns bigint [];
+    v_moved_sessions bigint [];
+    v_moved_mentions integer [];
 begin
     if merge_entities.agent_id is null then
         raise exception 'agent_memory: merge_entities needs the agent_id whose entities are one'
@@ -220,18 +276,19 @@ begin
     perform from memory.entities as e where e.tenant_id = v_tenant and e.entity_id in (v_keep, v_merge)
     order by e.entity_id for update;
 
-    -- Mentions: the merged entity's become the kept one's (added up where a turn mentions both).
-    with moved as (
-        delete from memory.entity_mentions as m where m.tenant_id = v_tenant and m.entity_id = v_merge
-        returning m.turn_id, m.session_key, m.mentions
-    ),
-    added as (
-        insert into memory.entity_mentions as m (tenant_id, turn_id, entity_id, session_key, mentions)
-        select v_tenant, mv.turn_id, v_keep, mv.session_key, mv.mentions from moved as mv
-        on conflict (tenant_id, turn_id, entity_id) do update set mentions = m.mentions + excluded.mentions
-        returning 1
-    )
-    select count(*) into v_mentions from added;
+    -- Mentions: the merged entity's become the kept one's (added up where a turn mentions both). Read, then
+    -- written, in statements of their own (Citus runs a statement of data-modifying CTEs in parts, sending rows
+    -- between them as the owner).
+    select array_agg(m.turn_id), array_agg(m.session_key), array_agg(m.mentions)
+    into v_moved_turns, v_moved_sessions, v_moved_mentions
+    from memory.entity_mentions as m where m.tenant_id = v_tenant and m.entity_id = v_merge;
+    delete from memory.entity_mentions as m
+    where m.tenant_id = v_tenant and m.entity_id = v_merge and m.turn_id = any(v_moved_turns);
+    insert into memory.entity_mentions as m (tenant_id, turn_id, entity_id, session_key, mentions)
+    select v_tenant, mv.turn_id, v_keep, mv.session_key, mv.mentions
+    from unnest(v_moved_turns, v_moved_sessions, v_moved_mentions) as mv (turn_id, session_key, mentions)
+    on conflict (tenant_id, turn_id, entity_id) do update set mentions = m.mentions + excluded.mentions;
+    get diagnostics v_mentions = row_count;
     -- The kept entity's edges, counted again from its mentions now (the merged one's go with it).
     delete from memory.entity_edges as e
     where e.tenant_id = v_tenant and (e.entity_a in (v_keep, v_merge) or e.entity_b in (v_keep, v_merge));

@@ -108,9 +108,10 @@ comment on function memory.set_entity_state(text, text, jsonb, timestamptz, text
 'ends where the next value begins; a write at the same valid_from corrects that value. At most one value '
 'per attribute is current (valid_to null). Returns the value as written, with the period it holds.';
 
-create or replace function memory.entity_state(
-    entity text, as_of timestamptz default null, attribute text default null, agent_id text default null
-) returns table (
+create or replace function memory_internal._entity_state(
+    tenant text, entity text, as_of timestamptz, attribute_name text, agent text
+)
+returns table (
     entity_id bigint, agent_id text, attribute text, value jsonb, valid_from timestamptz, valid_to timestamptz,
     recorded_at timestamptz
 )
@@ -120,12 +121,31 @@ as $$
     select s.entity_id, e.agent_id, s.attribute, s.value, s.valid_from, s.valid_to, s.recorded_at
     from memory.entity_states as s
     inner join memory.entities as e on e.tenant_id = s.tenant_id and e.entity_id = s.entity_id
-    where s.tenant_id = (select memory.current_tenant()) and s.status = 'active'
-        and s.entity_id = any(memory_internal._entity_ids(entity_state.entity, entity_state.agent_id))
-        and (entity_state.attribute is null or s.attribute = entity_state.attribute)
-        and s.valid_from <= coalesce(entity_state.as_of, pg_catalog.now())
-        and (s.valid_to is null or s.valid_to > coalesce(entity_state.as_of, pg_catalog.now()))
+    where s.tenant_id = tenant and s.status = 'active'
+        and s.entity_id = any(memory_internal._entity_ids(_entity_state.entity, _entity_state.agent))
+        and (_entity_state.attribute_name is null or s.attribute = _entity_state.attribute_name)
+        and s.valid_from <= coalesce(_entity_state.as_of, pg_catalog.now())
+        and (s.valid_to is null or s.valid_to > coalesce(_entity_state.as_of, pg_catalog.now()))
     order by s.attribute, e.agent_id
+$$;
+
+comment on function memory_internal._entity_state(text, text, timestamptz, text, text) is
+'Internal: memory.entity_state of a tenant (named by value, as Citus routes a statement).';
+
+-- (As memory.stats: the API's names, over a SQL function whose parameters have other names.)
+create or replace function memory.entity_state(
+    entity text, as_of timestamptz default null, attribute text default null, agent_id text default null
+)
+returns table (
+    entity_id bigint, agent_id text, attribute text, value jsonb, valid_from timestamptz, valid_to timestamptz,
+    recorded_at timestamptz
+)
+language sql
+stable
+as $$
+    select * from memory_internal._entity_state(
+        memory.current_tenant(), entity_state.entity, entity_state.as_of, entity_state.attribute, entity_state.agent_id
+    )
 $$;
 
 comment on function memory.entity_state(text, timestamptz, text, text) is
@@ -133,7 +153,7 @@ comment on function memory.entity_state(text, timestamptz, text, text) is
 'at as_of; one attribute or all; one '
 'agent''s scope or (agent_id null) every agent''s.';
 
-create or replace function memory.entity_history(entity text, attribute text, agent_id text default null)
+create or replace function memory_internal._entity_history(tenant text, entity text, attribute text, agent text)
 returns table (
     entity_id bigint, agent_id text, value jsonb, valid_from timestamptz, valid_to timestamptz,
     recorded_at timestamptz, recorded_by text
@@ -144,10 +164,27 @@ as $$
     select s.entity_id, e.agent_id, s.value, s.valid_from, s.valid_to, s.recorded_at, s.recorded_by
     from memory.entity_states as s
     inner join memory.entities as e on e.tenant_id = s.tenant_id and e.entity_id = s.entity_id
-    where s.tenant_id = (select memory.current_tenant()) and s.status = 'active'
-        and s.entity_id = any(memory_internal._entity_ids(entity_history.entity, entity_history.agent_id))
-        and s.attribute = entity_history.attribute
+    where s.tenant_id = tenant and s.status = 'active'
+        and s.entity_id = any(memory_internal._entity_ids(_entity_history.entity, _entity_history.agent))
+        and s.attribute = _entity_history.attribute
     order by e.agent_id, s.valid_from
+$$;
+
+comment on function memory_internal._entity_history(text, text, text, text) is
+'Internal: memory.entity_history of a tenant (named by value, as Citus routes a statement).';
+
+-- (As memory.stats: the API's names, over a SQL function whose parameters have other names.)
+create or replace function memory.entity_history(entity text, attribute text, agent_id text default null)
+returns table (
+    entity_id bigint, agent_id text, value jsonb, valid_from timestamptz, valid_to timestamptz,
+    recorded_at timestamptz, recorded_by text
+)
+language sql
+stable
+as $$
+    select * from memory_internal._entity_history(
+        memory.current_tenant(), entity_history.entity, entity_history.attribute, entity_history.agent_id
+    )
 $$;
 
 comment on function memory.entity_history(text, text, text) is
@@ -155,7 +192,7 @@ comment on function memory.entity_history(text, text, text) is
 
 -- State changes enrichment proposed from conversations for review (status pending: setting
 -- extracted_memory_status), oldest first.
-create or replace function memory.pending_entity_states(agent_id text default null)
+create or replace function memory_internal._pending_entity_states(tenant text, agent text)
 returns table (
     state_id bigint, entity text, agent_id text, attribute text, value jsonb, valid_from timestamptz, origin text,
     evidence_turn_id bigint
@@ -166,9 +203,26 @@ as $$
     select s.state_id, e.name, e.agent_id, s.attribute, s.value, s.valid_from, s.origin, s.evidence_turn_id
     from memory.entity_states as s
     inner join memory.entities as e on e.tenant_id = s.tenant_id and e.entity_id = s.entity_id
-    where s.tenant_id = (select memory.current_tenant()) and s.status = 'pending'
-        and (pending_entity_states.agent_id is null or e.agent_id in (pending_entity_states.agent_id, ''))
+    where s.tenant_id = tenant and s.status = 'pending'
+        and (_pending_entity_states.agent is null or e.agent_id in (_pending_entity_states.agent, ''))
     order by s.valid_from, s.state_id
+$$;
+
+comment on function memory_internal._pending_entity_states(text, text) is
+'Internal: memory.pending_entity_states of a tenant (named by value, as Citus routes a statement).';
+
+-- (As memory.stats: the API's names, over a SQL function whose parameters have other names.)
+create or replace function memory.pending_entity_states(agent_id text default null)
+returns table (
+    state_id bigint, entity text, agent_id text, attribute text, value jsonb, valid_from timestamptz, origin text,
+    evidence_turn_id bigint
+)
+language sql
+stable
+as $$
+    select * from memory_internal._pending_entity_states(
+        memory.current_tenant(), pending_entity_states.agent_id
+    )
 $$;
 
 comment on function memory.pending_entity_states(text) is
@@ -181,13 +235,14 @@ create or replace function memory_internal._pending_state(state_id bigint) retur
 language plpgsql
 as $$
 declare
+    v_tenant text := memory.current_tenant();
     v_state memory.entity_states;
 begin
     select * into v_state from memory.entity_states as s
-    where s.tenant_id = memory.current_tenant() and s.state_id = _pending_state.state_id
+    where s.tenant_id = v_tenant and s.state_id = _pending_state.state_id
     for update;
     if v_state.state_id is null then
-        raise exception 'agent_memory: no entity state % in tenant "%"', state_id, memory.current_tenant()
+        raise exception 'agent_memory: no entity state % in tenant "%"', state_id, v_tenant
             using errcode = 'no_data_found';
     elsif v_state.status <> 'pending' then
         raise exception 'agent_memory: entity state % is % and cannot be reviewed (only pending ones are)', state_id,

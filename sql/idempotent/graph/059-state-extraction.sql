@@ -30,9 +30,11 @@ create or replace function memory_internal._extraction_agent(tenant text, sessio
 language plpgsql
 stable
 as $$
+declare
+    v_tenant text := memory.current_tenant();
 begin
-    if memory.current_tenant() is distinct from tenant then
-        raise exception 'agent_memory: extracting % of tenant "%" as tenant "%"', what, tenant, memory.current_tenant();
+    if v_tenant is distinct from tenant then
+        raise exception 'agent_memory: extracting % of tenant "%" as tenant "%"', what, tenant, v_tenant;
     end if;
     return (select s.agent_id from memory.sessions as s where s.tenant_id = tenant and s.session_key = session);
 end

@@ -247,26 +247,30 @@ comment on function memory_internal._move_tiers(text, timestamptz) is
 -- Use brings items back to hot: the sessions given, and the memories whose words are the turns given.
 -- At most once an hour per item (decay counts in days), never waiting for a row another transaction holds.
 create or replace function memory_internal._mark_used(tenant text, sessions bigint[], turns bigint[]) returns void
-language sql
+language plpgsql
 as $$
+declare
+    -- (Values, not calls: Citus takes no call of a function that is not immutable in an update's case.)
+    v_now timestamptz := pg_catalog.now();
+    v_used_before timestamptz := pg_catalog.now() - interval '1 hour';
+begin
     update memory.sessions as s
-    set tier = 'hot', tier_since = case when s.tier = 'hot' then s.tier_since else pg_catalog.now() end,
-        used_at = pg_catalog.now()
+    set tier = 'hot', tier_since = case when s.tier = 'hot' then s.tier_since else v_now end, used_at = v_now
     where s.tenant_id = tenant and s.session_key in (
         select x.session_key from memory.sessions as x
         where x.tenant_id = tenant and x.session_key = any(sessions)
-            and (x.tier <> 'hot' or x.used_at is null or x.used_at < pg_catalog.now() - interval '1 hour')
+            and (x.tier <> 'hot' or x.used_at is null or x.used_at < v_used_before)
         for update skip locked
     );
     update memory.memories as m
-    set tier = 'hot', tier_since = case when m.tier = 'hot' then m.tier_since else pg_catalog.now() end,
-        used_at = pg_catalog.now()
+    set tier = 'hot', tier_since = case when m.tier = 'hot' then m.tier_since else v_now end, used_at = v_now
     where m.tenant_id = tenant and m.memory_id in (
         select x.memory_id from memory.memories as x
         where x.tenant_id = tenant and x.turn_id = any(turns)
-            and (x.tier <> 'hot' or x.used_at is null or x.used_at < pg_catalog.now() - interval '1 hour')
+            and (x.tier <> 'hot' or x.used_at is null or x.used_at < v_used_before)
         for update skip locked
     );
+end
 $$;
 
 comment on function memory_internal._mark_used(text, bigint[], bigint[]) is
@@ -276,7 +280,7 @@ comment on function memory_internal._mark_used(text, bigint[], bigint[]) is
 -- Cold out of the indexes: a chunk, its vectors and a session's vector say whether their item is cold, and the
 -- full-text and HNSW indexes are split on it (memory_internal._ensure_vector_index), so that recall, which leaves
 -- cold out by default, searches only what is not cold. A turn's words are cold when every memory the turn holds
--- is, or, holding none, when its session is (as memory_internal._turn_filter reads tiers). A session's summary
+-- is, or, holding none, when its session is (as memory_internal._turn_filter_sql reads tiers). A session's summary
 -- and vector are cold when the session is.
 create or replace function memory_internal._session_is_cold(tenant text, session bigint) returns boolean
 language plpgsql

@@ -7,6 +7,8 @@ create or replace function memory.list_sessions(
 language plpgsql
 stable
 as $$
+declare
+    v_tenant text := memory.current_tenant();
 begin
     if list_sessions.k is null or list_sessions.k < 1 or list_sessions.k > 1000 then
         raise exception 'agent_memory: k must be 1 to 1000, got %', coalesce(list_sessions.k::text, 'null')
@@ -14,11 +16,11 @@ begin
     end if;
     return query
     select s.session_id, s.agent_id, s.source, s.started_at, s.updated_at,
-        (select count(*) from memory.turns as t where t.tenant_id = s.tenant_id and t.session_key = s.session_key),
+        (select count(*) from memory.turns as t where t.tenant_id = v_tenant and t.session_key = s.session_key),
         s.tier, y.summary, s.run_id
     from memory.sessions as s
     left join memory.summaries as y on y.tenant_id = s.tenant_id and y.session_key = s.session_key
-    where s.tenant_id = memory.current_tenant()
+    where s.tenant_id = v_tenant
         and (list_sessions.agent_id is null or s.agent_id = list_sessions.agent_id)
         and (list_sessions.before is null or s.updated_at < list_sessions.before)
         and (list_sessions.run_id is null or s.run_id = list_sessions.run_id)

@@ -188,12 +188,13 @@ create or replace function memory_internal._forget_session(tenant text, session 
 returns table (turns_removed integer, chunks_removed integer, memories_removed integer)
 language plpgsql
 as $$
-begin
-    return query
-    select * from memory_internal._forget_turns(
-        tenant,
-        array(select t.turn_id from memory.turns as t where t.tenant_id = tenant and t.session_key = session)
+declare
+    -- (Read first: Citus runs no function that writes beside a read of a table in one statement.)
+    v_turns bigint [] := array(
+        select t.turn_id from memory.turns as t where t.tenant_id = tenant and t.session_key = session
     );
+begin
+    return query select * from memory_internal._forget_turns(tenant, v_turns);
     -- The summary, session vector and jobs go with the session (foreign keys cascade).
     delete from memory.sessions as s where s.tenant_id = tenant and s.session_key = session;
 end

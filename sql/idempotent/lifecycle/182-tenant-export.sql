@@ -20,9 +20,11 @@ as $$
         'started_at', s.started_at, 'tokens_in', s.tokens_in, 'tokens_out', s.tokens_out,
         'metadata', s.metadata, 'run_id', s.run_id,
         'summary', (select m.summary from memory.summaries as m
-                    where m.tenant_id = s.tenant_id and m.session_key = s.session_key and m.method = 'caller'),
+                    where m.tenant_id = tenant and m.session_key = s.session_key and m.method = 'caller'),
+        -- (The turn as a row built of its columns: on Citus, where the statement reads a shard, a whole row would be
+        -- of the shard's type.)
         'messages', (
-            select coalesce(jsonb_agg(memory_internal._message_json(t) || case when with_state then
+            select coalesce(jsonb_agg(memory_internal._message_json(row(t.*)::memory.turns) || case when with_state then
                 memory_internal._without_nulls(jsonb_build_object(
                     'trust', t.trust, 'access_count', nullif(t.access_count, 0),
                     'last_accessed_at', t.last_accessed_at, 'recorded_at', t.recorded_at,
@@ -30,7 +32,7 @@ as $$
                 ))
             else '{}' end order by t.position), '[]')
             from memory.turns as t
-            where t.tenant_id = s.tenant_id and t.session_key = s.session_key
+            where t.tenant_id = tenant and t.session_key = s.session_key
         )
     ) || case when with_state then jsonb_build_object(
         'record', 'session', 'recorded_at', s.recorded_at, 'updated_at', s.updated_at, 'tier', s.tier,
@@ -39,7 +41,7 @@ as $$
             select jsonb_build_object('method', m.method, 'summary', m.summary, 'decisions', m.decisions,
                                       'open_loops', m.open_loops)
             from memory.summaries as m
-            where m.tenant_id = s.tenant_id and m.session_key = s.session_key and m.method <> 'caller'
+            where m.tenant_id = tenant and m.session_key = s.session_key and m.method <> 'caller'
         )
     ) else '{}' end)
     from memory.sessions as s
@@ -50,18 +52,28 @@ comment on function memory_internal._session_json(text, bigint, boolean) is
 'Internal: a session as memory.commit takes it; with_state, as a record of memory.export_tenant.';
 
 -- memory.export gives sessions back in the shape memory.commit takes, so an export re-imports idempotently.
-create or replace function memory.export(agent_id text default null, session_id text default null)
+create or replace function memory_internal._export(tenant text, agent text, session text)
 returns table (agent_id text, session_id text, session jsonb)
 language sql
 stable
 as $$
-    select s.agent_id, s.session_id, memory_internal._session_json(s.tenant_id, s.session_key, false)
+    select s.agent_id, s.session_id, memory_internal._session_json(tenant, s.session_key, false)
     from memory.sessions as s
-    where s.tenant_id = memory.current_tenant()
-        and (export.agent_id is null or s.agent_id = export.agent_id)
-        and (export.session_id is null or s.session_id = export.session_id)
+    where s.tenant_id = tenant
+        and (agent is null or s.agent_id = agent)
+        and (_export.session is null or s.session_id = _export.session)
     order by s.agent_id, s.started_at, s.session_key
 $$;
+
+comment on function memory_internal._export(text, text, text) is
+'Internal: memory.export of a tenant (named by value, as Citus routes a statement).';
+
+-- (As memory.stats: the API's names, over a SQL function whose parameters have other names.)
+create or replace function memory.export(agent_id text default null, session_id text default null)
+returns table (agent_id text, session_id text, session jsonb)
+language sql
+stable
+as $$ select * from memory_internal._export(memory.current_tenant(), export.agent_id, export.session_id) $$;
 
 comment on function memory.export(text, text) is
 'Sessions of this tenant (all, one agent''s, or one) as JSON in the shape memory.commit takes: '
@@ -239,21 +251,30 @@ comment on function memory.export_tenant(text) is
 -- is here when this transaction imported the record, else the n-th turn of the session here (as a record
 -- of this database names it), or null.
 create or replace function memory_internal._imported_turn(tenant text, ref jsonb) returns bigint
-language sql
+language plpgsql
 stable
 as $$
-    select coalesce(
-        (select i.turn_id from pg_temp._agent_memory_import_turns as i
-         where i.agent_id = ref ->> 0 and i.session_id = ref ->> 1 and i.n = (ref ->> 2)::bigint),
-        (select t.turn_id
-         from memory.sessions as s
-         inner join memory.turns as t on s.tenant_id = t.tenant_id and s.session_key = t.session_key
-         where s.tenant_id = tenant and s.agent_id = ref ->> 0 and s.session_id = ref ->> 1
-         order by t.position
-         offset (ref ->> 2)::bigint - 1
-         limit 1)
-    )
-    where jsonb_typeof(ref) = 'array' and jsonb_typeof(ref -> 2) = 'number'
+declare
+    v_turn bigint;
+begin
+    if jsonb_typeof(ref) is distinct from 'array' or jsonb_typeof(ref -> 2) is distinct from 'number' then
+        return null;
+    end if;
+    -- A turn this import wrote, else the turn of the session here (in statements of their own: Citus reads no
+    -- temporary table beside its tables).
+    select i.turn_id into v_turn from pg_temp._agent_memory_import_turns as i
+    where i.agent_id = ref ->> 0 and i.session_id = ref ->> 1 and i.n = (ref ->> 2)::bigint;
+    if v_turn is null then
+        select t.turn_id into v_turn
+        from memory.sessions as s
+        inner join memory.turns as t on s.tenant_id = t.tenant_id and s.session_key = t.session_key
+        where s.tenant_id = tenant and s.agent_id = ref ->> 0 and s.session_id = ref ->> 1
+        order by t.position
+        offset (ref ->> 2)::bigint - 1
+        limit 1;
+    end if;
+    return v_turn;
+end
 $$;
 
 comment on function memory_internal._imported_turn(text, jsonb) is
@@ -309,6 +330,8 @@ declare
     v_before record;
     v_new jsonb;
     v_present bigint[];
+    v_restored jsonb;
+    v_given memory.sessions;
     v_summary jsonb := r -> 'derived_summary';
     v_config regconfig := (memory.setting('text_search_config') #>> '{}')::regconfig;
 begin
@@ -349,15 +372,24 @@ begin
     from memory_internal._message_turns(tenant, v_session, r -> 'messages') as k
     where k.turn_id is not null
     on conflict (agent_id, session_id, n) do update set turn_id = excluded.turn_id;
-    -- The turns this import added get their state back; those that were here keep theirs.
-    update memory.turns as t
-    set trust = coalesce((m.message ->> 'trust')::real, t.trust),
-        access_count = coalesce((m.message ->> 'access_count')::bigint, t.access_count),
-        last_accessed_at = (m.message ->> 'last_accessed_at')::timestamptz,
-        recorded_at = coalesce((m.message ->> 'recorded_at')::timestamptz, t.recorded_at)
+    -- The turns this import added get their state back; those that were here keep theirs. (The state read
+    -- first: Citus takes no function of a row's columns that is not immutable, a time read from text, in an
+    -- update.)
+    select jsonb_agg(jsonb_build_object(
+               'turn_id', k.turn_id, 'trust', m.message -> 'trust', 'access_count', m.message -> 'access_count',
+               'last_accessed_at', (m.message ->> 'last_accessed_at')::timestamptz,
+               'recorded_at', (m.message ->> 'recorded_at')::timestamptz
+           ))
+    into v_restored
     from memory_internal._message_turns(tenant, v_session, r -> 'messages') as k
     inner join jsonb_array_elements(r -> 'messages') with ordinality as m (message, n) on k.n = m.n
-    where t.tenant_id = tenant and t.turn_id = k.turn_id and t.turn_id <> all(v_present);
+    where k.turn_id <> all(v_present);
+    update memory.turns as t
+    set trust = coalesce(u.trust, t.trust), access_count = coalesce(u.access_count, t.access_count),
+        last_accessed_at = u.last_accessed_at, recorded_at = coalesce(u.recorded_at, t.recorded_at)
+    from jsonb_to_recordset(v_restored)
+        as u (turn_id bigint, trust real, access_count bigint, last_accessed_at timestamptz, recorded_at timestamptz)
+    where t.tenant_id = tenant and t.turn_id = u.turn_id;
     if not v_commit.created and v_commit.turns_added = 0 then
         -- Nothing new: the session is as it was before (commit counts a write as use).
         update memory.sessions as s
@@ -368,12 +400,15 @@ begin
         return 'imported';
     end if;
 
+    -- (The record's times read first: Citus takes no function that is not immutable, a time read from text, in an
+    -- update's coalesce.)
+    v_given := jsonb_populate_record(null::memory.sessions, r);
     update memory.sessions as s
-    set recorded_at = coalesce((r ->> 'recorded_at')::timestamptz, s.recorded_at),
-        updated_at = coalesce((r ->> 'updated_at')::timestamptz, s.updated_at),
-        tier = coalesce(r ->> 'tier', s.tier),
-        tier_since = coalesce((r ->> 'tier_since')::timestamptz, s.tier_since),
-        used_at = (r ->> 'used_at')::timestamptz
+    set recorded_at = coalesce(v_given.recorded_at, s.recorded_at),
+        updated_at = coalesce(v_given.updated_at, s.updated_at),
+        tier = coalesce(v_given.tier, s.tier),
+        tier_since = coalesce(v_given.tier_since, s.tier_since),
+        used_at = v_given.used_at
     where s.tenant_id = tenant and s.session_key = v_session;
 
     if r ->> 'summary' is not null then
@@ -402,12 +437,16 @@ language plpgsql
 as $$
 declare
     v_agent text := coalesce(r ->> 'agent_id', 'default');
+    v_subjects text [] := array(select jsonb_array_elements_text(coalesce(r -> 'subjects', '[]')));
+    v_tags text [] := array(select jsonb_array_elements_text(coalesce(r -> 'tags', '[]')));
     v_canonical bytea := coalesce(
         decode(r ->> 'canonical', 'hex'),
-        memory_internal._memory_canonical(r ->> 'kind', memory_internal._memory_subjects(
-            array(select jsonb_array_elements_text(coalesce(r -> 'subjects', '[]')))
-        ), btrim(r ->> 'content'))
+        memory_internal._memory_canonical(
+            r ->> 'kind', memory_internal._memory_subjects(v_subjects), btrim(r ->> 'content')
+        )
     );
+    v_turn bigint;
+    v_supersedes bigint;
     v_memory bigint;
     v_outcome text := 'unchanged';
 begin
@@ -437,25 +476,24 @@ begin
     order by m.memory_id
     limit 1;
     if v_memory is null then
+        -- (What the row takes from other tables, read first: Citus takes no subquery in an insert's values.)
+        v_turn := memory_internal._memory_turn(r ->> 'content', r ->> 'kind', v_agent, '{}', 'queue', r ->> 'key');
+        select i.memory_id into v_supersedes from pg_temp._agent_memory_import_memories as i
+        where i.source_id = (r ->> 'supersedes')::bigint;
         insert into memory.memories (
             tenant_id, agent_id, kind, content, key, subjects, tags, importance, confidence, status, origin,
             valid_from, valid_to, recorded_at, recorded_by, canonical, turn_id, supersedes, tier,
             tier_since, used_at, metadata, shared, run_id
         )
-        select tenant, v_agent, r ->> 'kind', r ->> 'content', r ->> 'key',
-               array(select jsonb_array_elements_text(coalesce(r -> 'subjects', '[]'))),
-               array(select jsonb_array_elements_text(coalesce(r -> 'tags', '[]'))),
-               coalesce((r ->> 'importance')::double precision, 0.5), coalesce((r ->> 'confidence')::double precision, 1),
-               coalesce(r ->> 'status', 'active'), coalesce(r ->> 'origin', 'remember'),
-               coalesce((r ->> 'valid_from')::timestamptz, pg_catalog.now()), (r ->> 'valid_to')::timestamptz,
-               coalesce((r ->> 'recorded_at')::timestamptz, pg_catalog.now()), coalesce(r ->> 'recorded_by', memory_internal._actor()),
-               v_canonical,
-               memory_internal._memory_turn(r ->> 'content', r ->> 'kind', v_agent, '{}', 'queue', r ->> 'key'),
-               (select i.memory_id from pg_temp._agent_memory_import_memories as i
-                where i.source_id = (r ->> 'supersedes')::bigint),
-               coalesce(r ->> 'tier', 'hot'), coalesce((r ->> 'tier_since')::timestamptz, pg_catalog.now()),
-               (r ->> 'used_at')::timestamptz, coalesce(r -> 'metadata', '{}'), coalesce((r -> 'shared')::boolean, false),
-               r ->> 'run_id'
+        values (tenant, v_agent, r ->> 'kind', r ->> 'content', r ->> 'key', v_subjects, v_tags,
+                coalesce((r ->> 'importance')::double precision, 0.5), coalesce((r ->> 'confidence')::double precision, 1),
+                coalesce(r ->> 'status', 'active'), coalesce(r ->> 'origin', 'remember'),
+                coalesce((r ->> 'valid_from')::timestamptz, pg_catalog.now()), (r ->> 'valid_to')::timestamptz,
+                coalesce((r ->> 'recorded_at')::timestamptz, pg_catalog.now()),
+                coalesce(r ->> 'recorded_by', memory_internal._actor()), v_canonical, v_turn, v_supersedes,
+                coalesce(r ->> 'tier', 'hot'), coalesce((r ->> 'tier_since')::timestamptz, pg_catalog.now()),
+                (r ->> 'used_at')::timestamptz, coalesce(r -> 'metadata', '{}'), coalesce((r -> 'shared')::boolean, false),
+                r ->> 'run_id')
         returning memory_id into v_memory;
         perform memory_internal._add_evidence(tenant, v_memory, array(
             select k.turn_id
@@ -465,8 +503,7 @@ begin
         ));
         v_outcome := 'imported';
         update memory.turns as t set trust = (r ->> 'words_trust')::real
-        where t.tenant_id = tenant and r ? 'words_trust'
-            and t.turn_id = (select m.turn_id from memory.memories as m where m.tenant_id = tenant and m.memory_id = v_memory);
+        where t.tenant_id = tenant and r ? 'words_trust' and t.turn_id = v_turn;
     end if;
     insert into pg_temp._agent_memory_import_memories (source_id, memory_id)
     values ((r ->> 'id')::bigint, v_memory)
@@ -498,6 +535,8 @@ as $$
 declare
     v_kind text := r ->> 'record';
     v_entity bigint;
+    v_aliases text [];
+    v_kept text [];
     v_target record;
     v_rows bigint;
 begin
@@ -536,11 +575,17 @@ begin
                 and x.recorded_at = (r ->> 'recorded_at')::timestamptz
         );
     elsif v_kind = 'entity' then
+        -- (The aliases, with those of the entity when it is here, read first: Citus takes no subquery in an
+        -- insert.)
+        v_aliases := array(select jsonb_array_elements_text(coalesce(r -> 'aliases', '[]')));
+        select array(select distinct a from unnest(e.aliases || v_aliases) as a order by a) into v_kept
+        from memory.entities as e
+        where e.tenant_id = tenant and e.agent_id = r ->> 'agent_id' and e.normalized = r ->> 'normalized';
         insert into memory.entities as e (tenant_id, agent_id, name, normalized, type, aliases)
         values (tenant, r ->> 'agent_id', r ->> 'name', r ->> 'normalized', coalesce(r ->> 'type', 'other'),
-                array(select jsonb_array_elements_text(coalesce(r -> 'aliases', '[]'))))
+                coalesce(v_kept, v_aliases))
         on conflict (tenant_id, agent_id, normalized) do update
-        set aliases = array(select distinct a from unnest(e.aliases || excluded.aliases) as a order by a)
+        set aliases = excluded.aliases
         where not e.aliases @> excluded.aliases;
     elsif v_kind = 'entity_state' then
         select e.entity_id into v_entity from memory.entities as e

@@ -31,6 +31,7 @@ create or replace function memory.set_retention(
 language plpgsql
 as $$
 declare
+    v_tenant text := memory.current_tenant();
     v_policy memory.retention_policies;
 begin
     if data is null or data not in ('sessions', 'memories', 'tool_results') then
@@ -59,7 +60,7 @@ begin
             'retracted and pending, got %', statuses using errcode = 'invalid_parameter_value';
     end if;
     insert into memory.retention_policies as p (tenant_id, data, agent_id, max_age, keep_last, tier, statuses)
-    values (memory.current_tenant(), set_retention.data, set_retention.agent_id, set_retention.max_age,
+    values (v_tenant, set_retention.data, set_retention.agent_id, set_retention.max_age,
             set_retention.keep_last, set_retention.tier, set_retention.statuses)
     returning p.* into v_policy;
     return v_policy;

@@ -3,65 +3,70 @@
 -- large ones), and the best chunks of the top session_candidates sessions by summary full text and by
 -- session vector. Every candidate is then scored on every signal, whichever list brought it.
 
--- One row when a turn passes recall's filters on event time, source, sessions (entity_mode all: the
--- sessions that mention every entity), tiers and run (its session's, or the memory's it carries) and tools (a
--- tool result of one of these tools, with one of these statuses), none otherwise. Tiers that leave out cold
--- alone are not looked up here: each chunk and vector says whether it is cold, and the lists read that flag
--- through indexes that hold only one side (a constant when planned: the lists' plans are made for each call).
--- Used as `cross join lateral memory_internal._turn_filter(...)`: the planner inlines it, a filter not given
--- folds away, and with it the lookup it needs (a scalar function with subqueries could not be inlined).
+-- The conditions (" and ...", or nothing) a chunk "c" (its tenant, turn and session) meets when its turn passes
+-- recall's filters on event time, source, sessions (entity_mode all: the sessions that mention every entity),
+-- tiers and run (its session's, or the memory's it carries) and tools (a tool result of one of these tools, with
+-- one of these statuses), the values written in as literals. Tiers that leave out cold alone are not looked up
+-- here: each chunk and vector says whether it is cold, and the lists read that flag through indexes that hold
+-- only one side. A list's statement is made for each call with the filters given and none other, the lookups
+-- they need written into it, so that the planner joins them (and Citus sees every table the statement reads).
 drop function if exists memory_internal._turn_filter(
     text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[]
 );
 drop function if exists memory_internal._turn_filter(
     text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[], text[], text[]
 );
-create or replace function memory_internal._turn_filter(
-    tenant text, turn bigint, session bigint, since timestamptz, until timestamptz, source text, sessions bigint[],
-    tiers text[], tools text[], tool_statuses text[], run text
-) returns setof boolean
+drop function if exists memory_internal._turn_filter(
+    text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[], text[], text[], text
+);
+create or replace function memory_internal._turn_filter_sql(
+    tenant text, since timestamptz, until timestamptz, source text, sessions bigint[], tiers text[], tools text[],
+    tool_statuses text[], run text
+) returns text
 language sql
+-- (A time is written as text: stable, as the session's time zone and date style.)
 stable
 as $$
-    select true
-    where (sessions is null or session = any(sessions))
-        and (since is null and until is null or exists (
-                select from memory.turns as t
-                where t.tenant_id = tenant and t.turn_id = turn
-                    and (since is null or t.created_at >= since) and (until is null or t.created_at <= until)
-            ))
-        and (source is null or exists (
-                select from memory.sessions as s
-                where s.tenant_id = tenant and s.session_key = session and s.source = _turn_filter.source
-            ))
+    select concat(
+        case when sessions is not null then format(' and c.session_key = any(%L::bigint[])', sessions) end,
+        case when coalesce(since, until) is not null then format(
+            ' and exists (select from memory.turns as t where t.tenant_id = %L and t.turn_id = c.turn_id%s%s)', tenant,
+            case when since is not null then format(' and t.created_at >= %L::timestamptz', since) end,
+            case when until is not null then format(' and t.created_at <= %L::timestamptz', until) end
+        ) end,
+        case when source is not null then format(
+            ' and exists (select from memory.sessions as s where s.tenant_id = %L'
+            ' and s.session_key = c.session_key and s.source = %L)', tenant, source
+        ) end,
         -- The words of a memory are in the memory's tier, other turns in their session's.
-        and (tiers is null or tiers @> array['hot', 'warm'] or coalesce(
-                (select bool_or(m.tier = any(tiers)) from memory.memories as m
-                 where m.tenant_id = tenant and m.turn_id = turn),
-                exists (
-                    select from memory.sessions as s
-                    where s.tenant_id = tenant and s.session_key = session and s.tier = any(tiers)
-                )
-            ))
-        and (run is null or coalesce(
-                (select bool_or(m.run_id = run) from memory.memories as m where m.tenant_id = tenant and m.turn_id = turn),
-                exists (select from memory.sessions as s where s.tenant_id = tenant and s.session_key = session and s.run_id = run)
-            ))
-        and (tools is null and tool_statuses is null or exists (
-                select from memory.turns as t
-                where t.tenant_id = tenant and t.turn_id = turn and t.role = 'tool'
-                    and (tool_statuses is null or t.metadata ->> 'tool_status' = any(tool_statuses))
-                    and (tools is null or memory_internal._tool_name(
-                        memory_internal._tool_result_call(tenant, session, t.position, t.tool_call_id), t.metadata, t.speaker
-                    ) = any(tools))
-            ))
+        case when not coalesce(tiers @> array['hot', 'warm'], true) then format(
+            ' and coalesce((select bool_or(m.tier = any(%2$L::text[])) from memory.memories as m'
+            ' where m.tenant_id = %1$L and m.turn_id = c.turn_id), exists (select from memory.sessions as s'
+            ' where s.tenant_id = %1$L and s.session_key = c.session_key and s.tier = any(%2$L::text[])))',
+            tenant, tiers
+        ) end,
+        case when run is not null then format(
+            ' and coalesce((select bool_or(m.run_id = %2$L) from memory.memories as m'
+            ' where m.tenant_id = %1$L and m.turn_id = c.turn_id), exists (select from memory.sessions as s'
+            ' where s.tenant_id = %1$L and s.session_key = c.session_key and s.run_id = %2$L))', tenant, run
+        ) end,
+        case when coalesce(tools, tool_statuses) is not null then format(
+            ' and exists (select from memory.turns as t where t.tenant_id = %L and t.turn_id = c.turn_id'
+            ' and t.role = %L%s%s)', tenant, 'tool',
+            case when tool_statuses is not null then
+                format(' and t.metadata ->> %L = any(%L::text[])', 'tool_status', tool_statuses) end,
+            case when tools is not null then
+                format(' and memory_internal._tool_name(memory_internal._tool_result_call(t.tenant_id, c.session_key,'
+                       ' t.position, t.tool_call_id), t.metadata, t.speaker) = any(%L::text[])', tools) end
+        ) end
+    )
 $$;
 
-comment on function memory_internal._turn_filter(
-    text, bigint, bigint, timestamptz, timestamptz, text, bigint[], text[], text[], text[], text
+comment on function memory_internal._turn_filter_sql(
+    text, timestamptz, timestamptz, text, bigint[], text[], text[], text[], text
 ) is
-'Internal: one row when a turn passes recall''s time, source, session, tier, tool and run filters (null filters '
-'pass).';
+'Internal: the conditions a chunk c of a tenant meets when its turn passes recall''s time, source, session, tier, '
+'tool and run filters (null filters: none), for a candidate list''s statement.';
 
 -- The statement of a nearest-vector list over chunk_embeddings or session_embeddings ("e"): the query
 -- vector is $1, the tenant $2, the list's length $8 (other filters' parameters as
@@ -124,8 +129,6 @@ create or replace function memory_internal._full_text_candidates(
 language plpgsql
 stable
 security definer
--- Plans made for each call's values, as memory_internal._candidate_chunks's.
-set plan_cache_mode = force_custom_plan
 -- The GIN index, always: the planner prices tsvector @@ tsquery as cheap as any operator and, for a query of
 -- many words, scans every chunk instead, matching each one (BEAM-500K, 13 words, 24,663 chunks: 64 ms against
 -- 10 ms by the index; recall p95 183 -> 120 ms).
@@ -138,20 +141,21 @@ declare
     -- Whether the tiers take in what is cold (null: every tier).
     v_cold boolean := tiers is null or 'cold' = any(tiers);
 begin
-    return query
-    select c.turn_id, c.chunk_no
-    from memory.chunks as c
-    cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, since, until,
-                                                    _full_text_candidates.source, q.entity_sessions, tiers, q.tools,
-                                                    q.tool_statuses, q.run_id)
-    cross join lateral memory_internal._chunk_bm25(c.tsv, c.length, c.context_length, q.lexemes, q.idf, v_k1, v_b,
-                                                   q.avg_length, v_context_weight) as s
-    where c.tenant_id = tenant and c.tsv @@ q.generating
-        -- Without cold, the index of what is not cold; with it, both indexes.
-        and (c.cold and v_cold or not c.cold)
-        and memory_internal._visible_to(_full_text_candidates.agent_id, q, c.agent_id, c.session_key, c.turn_id)
-    order by s.bm25 desc, c.turn_id
-    limit (settings ->> 'recall_candidates')::integer;
+    return query execute format($statement$
+        select c.turn_id, c.chunk_no
+        from memory.chunks as c
+        cross join lateral memory_internal._chunk_bm25(c.tsv, c.length, c.context_length, ($3).lexemes, ($3).idf,
+                                                       $4, $5, ($3).avg_length, $6) as s
+        where c.tenant_id = $1 and c.tsv @@ ($3).generating
+            -- Without cold, the index of what is not cold; with it, both indexes.
+            and (c.cold and $7 or not c.cold)
+            and memory_internal._visible_to($2, $3, c.agent_id, c.session_key, c.turn_id) %s
+        order by s.bm25 desc, c.turn_id
+        limit $8
+    $statement$, memory_internal._turn_filter_sql(tenant, since, until, _full_text_candidates.source,
+                                                  q.entity_sessions, tiers, q.tools, q.tool_statuses, q.run_id))
+    using tenant, _full_text_candidates.agent_id, q, v_k1, v_b, v_context_weight, v_cold,
+          (settings ->> 'recall_candidates')::integer;
 end
 $$;
 
@@ -190,7 +194,7 @@ begin
                 and (tiers is null or tiers @> array['hot', 'warm'])
             or exists (
                 select from memory.sessions as s
-                where s.tenant_id = m.tenant_id and s.session_key = m.session_key
+                where s.tenant_id = tenant and s.session_key = m.session_key
                     and memory_internal._visible_to(_summary_candidates.agent_id, q, s.agent_id, s.session_key, null)
                     and (_summary_candidates.source is null or s.source = _summary_candidates.source)
                     and (q.run_id is null or s.run_id = q.run_id)
@@ -239,11 +243,10 @@ begin
                   or coalesce(q.tools, q.tool_statuses) is not null then $filter$
             and exists (
                 select from memory.chunks as c
-                cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, $4, $5, $6, $7,
-                                                                $9, ($10).tools, ($10).tool_statuses, ($10).run_id)
                 where c.tenant_id = e.tenant_id and c.turn_id = e.turn_id and c.chunk_no = e.chunk_no
-                    and memory_internal._visible_to($3, $10, c.agent_id, c.session_key, c.turn_id)
-            )$filter$
+                    and memory_internal._visible_to($3, $10, c.agent_id, c.session_key, c.turn_id)$filter$
+            || memory_internal._turn_filter_sql(tenant, since, until, _vector_candidates.source, q.entity_sessions,
+                                                tiers, q.tools, q.tool_statuses, q.run_id) || ')'
         end,
         v_cold
     ) into turn_ids, chunk_nos
@@ -289,6 +292,7 @@ declare
     v_dense_keys bigint [];
     v_dense_chunks integer [];
     v_vector_sessions bigint [];
+    v_summary_sessions bigint [];
     v_tags text [] := array(select jsonb_array_elements_text(settings -> 'recall_tags'));
     v_cold boolean := tiers is null or 'cold' = any(tiers);
 begin
@@ -304,60 +308,64 @@ begin
                                                 settings, q, query_vector, recall_model, tiers) as v;
     end if;
 
+    -- The session list by summary.
+    v_summary_sessions := array(
+        select m.session_key
+        from memory_internal._summary_candidates(tenant, _candidate_chunks.agent_id, _candidate_chunks.source, q,
+                                                 settings, tiers) as m (session_key)
+    );
+
     -- A memory stands for the turns it came from, so it is a candidate whenever one of them is. (Recall's
     -- scoring statement leaves out the words of memories it does not show, looking each turn's memory up once.)
-    return query
-    with found as (
-        select u.turn_id, u.chunk_no
-        from unnest(coalesce(v_lex_keys, '{}') || coalesce(v_dense_keys, '{}'),
-                    coalesce(v_lex_chunks, '{}') || coalesce(v_dense_chunks, '{}')) as u (turn_id, chunk_no)
-        union
-        -- Session lists: the sessions whose summary best matches the query's words and those whose vector is
-        -- closest to it; each brings its two chunks closest to the query, so a session found by its summary
-        -- or its overall subject takes part even when none of its turns made the lists above.
-        select best.turn_id, best.chunk_no
-        from (
-            select m.session_key
-            from memory_internal._summary_candidates(
-                tenant, _candidate_chunks.agent_id, _candidate_chunks.source, q, settings, tiers
-            ) as m (session_key)
+    return query execute format($statement$
+        with found as (
+            select u.turn_id, u.chunk_no
+            from unnest($6, $7) as u (turn_id, chunk_no)
             union
-            select v.session_key from unnest(v_vector_sessions) as v (session_key)
-        ) as found
-        cross join lateral (
-            select c.turn_id, c.chunk_no from memory.chunks as c
-            cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, since, until, null,
-                                                            q.entity_sessions, tiers, q.tools, q.tool_statuses, q.run_id)
-            left join memory.chunk_embeddings as e
-                on c.tenant_id = e.tenant_id and c.turn_id = e.turn_id and c.chunk_no = e.chunk_no and e.model = recall_model
-            where c.tenant_id = tenant and c.session_key = found.session_key
-                and (c.cold and v_cold or not c.cold)
-            -- Full-text rank only decides among chunks without a vector (computed for those alone).
-            order by e.embedding <=> query_vector nulls last,
-                case when e.embedding is null then ts_rank_cd(c.tsv, q.tsquery) end desc nulls last, c.turn_id
-            limit 2
-        ) as best
-    )
-
-    select f.turn_id, f.chunk_no
-    from found as f
-    union
-    select c.turn_id, c.chunk_no
-    from memory.memories as m
-    inner join memory.chunks as c on m.tenant_id = c.tenant_id and m.turn_id = c.turn_id and c.chunk_no = 0
-    cross join lateral memory_internal._turn_filter(c.tenant_id, c.turn_id, c.session_key, since, until,
-                                                    _candidate_chunks.source, q.entity_sessions, tiers, q.tools,
-                                                    q.tool_statuses, q.run_id)
-    where m.tenant_id = tenant and (c.cold and v_cold or not c.cold)
-        and (
-            m.memory_id in (
-                select e.memory_id from memory.memory_evidence as e
-                where e.tenant_id = tenant and e.turn_id in (select f.turn_id from found as f)
-            )
-            -- With tags, every memory that has one (the lists above find few); without, the plan drops this.
-            or cardinality(v_tags) > 0 and m.tags && v_tags and m.status not in ('pending', 'retracted')
+            -- Session lists: the sessions whose summary best matches the query's words and those whose vector is
+            -- closest to it; each brings its two chunks closest to the query, so a session found by its summary
+            -- or its overall subject takes part even when none of its turns made the lists above.
+            select best.turn_id, best.chunk_no
+            from (select distinct v.session_key from unnest($8) as v (session_key)) as found
+            cross join lateral (
+                select c.turn_id, c.chunk_no from memory.chunks as c
+                left join memory.chunk_embeddings as e
+                    on c.tenant_id = e.tenant_id and c.turn_id = e.turn_id and c.chunk_no = e.chunk_no
+                        and e.model = $5
+                where c.tenant_id = $1 and c.session_key = found.session_key
+                    and (c.cold and $9 or not c.cold) %s
+                -- Full-text rank only decides among chunks without a vector (computed for those alone).
+                order by e.embedding <=> $4 nulls last,
+                    case when e.embedding is null then ts_rank_cd(c.tsv, ($3).tsquery) end desc nulls last, c.turn_id
+                limit 2
+            ) as best
         )
-        and (_candidate_chunks.agent_id is null or m.agent_id = _candidate_chunks.agent_id or m.shared);
+
+        select f.turn_id, f.chunk_no
+        from found as f
+        union
+        select c.turn_id, c.chunk_no
+        from memory.memories as m
+        inner join memory.chunks as c on m.tenant_id = c.tenant_id and m.turn_id = c.turn_id and c.chunk_no = 0
+        where m.tenant_id = $1 and (c.cold and $9 or not c.cold) %s
+            and (
+                m.memory_id in (
+                    select e.memory_id from memory.memory_evidence as e
+                    where e.tenant_id = $1 and e.turn_id in (select f.turn_id from found as f)
+                )
+                -- With tags, every memory that has one (the lists above find few); without, the plan drops this.
+                or cardinality($10) > 0 and m.tags && $10 and m.status not in ('pending', 'retracted')
+            )
+            and ($2 is null or m.agent_id = $2 or m.shared)
+    $statement$,
+        memory_internal._turn_filter_sql(tenant, since, until, null, q.entity_sessions, tiers, q.tools,
+                                         q.tool_statuses, q.run_id),
+        memory_internal._turn_filter_sql(tenant, since, until, _candidate_chunks.source, q.entity_sessions, tiers,
+                                         q.tools, q.tool_statuses, q.run_id))
+    using tenant, _candidate_chunks.agent_id, q, query_vector, recall_model,
+          coalesce(v_lex_keys, '{}') || coalesce(v_dense_keys, '{}'),
+          coalesce(v_lex_chunks, '{}') || coalesce(v_dense_chunks, '{}'), v_summary_sessions || v_vector_sessions,
+          v_cold, v_tags;
 end
 $$;
 

@@ -68,7 +68,7 @@ as $$
 declare
     v_tenant text := memory.current_tenant();
     -- The configuration's settings, never the session's: the fit is kept for every session of the tenant.
-    v_settings jsonb := memory_internal._configured_settings(memory.current_tenant());
+    v_settings jsonb := memory_internal._configured_settings(v_tenant);
     v_signals record;
     v_fit jsonb;
     v_weights jsonb;
@@ -153,13 +153,15 @@ create or replace function memory.reset_tuned_weights(agent_id text default null
 language plpgsql
 volatile
 as $$
+declare
+    v_tenant text := memory.current_tenant();
 begin
     if agent_id = '' then
         raise exception 'agent_memory: agent_id must not be empty (null resets the whole tenant''s)'
             using errcode = 'invalid_parameter_value';
     end if;
     delete from memory.tuned_weights as w
-    where w.tenant_id = memory.current_tenant() and w.agent_id = coalesce(reset_tuned_weights.agent_id, '');
+    where w.tenant_id = v_tenant and w.agent_id = coalesce(reset_tuned_weights.agent_id, '');
     return found;
 end
 $$;

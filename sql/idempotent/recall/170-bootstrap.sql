@@ -27,25 +27,32 @@ stable
 as $$
 #variable_conflict use_column
 declare
+    v_tenant text := memory.current_tenant();
     v_fleet_sessions boolean := (memory.setting('share_sessions'))::boolean;
+    v_chars integer;
+    v_recent bigint [];
 begin
     perform memory_internal._check_budget(bootstrap.max_chars);
     if bootstrap.sessions is null or bootstrap.sessions < 0 then
         raise exception 'agent_memory: sessions must be 0 or more, got %', coalesce(bootstrap.sessions::text, 'null')
             using errcode = 'invalid_parameter_value';
     end if;
-    return query
-    with budget as (
-        select coalesce(bootstrap.max_chars, (memory.setting('bootstrap_max_chars') #>> '{}')::integer) as chars
-    ),
-    recent as (
-        select s.tenant_id, s.session_key, s.session_id, s.started_at, s.agent_id
+    v_chars := coalesce(bootstrap.max_chars, (memory.setting('bootstrap_max_chars') #>> '{}')::integer);
+    -- The most recent sessions, found first (Citus sends a statement with a limit inside in parts).
+    v_recent := array(
+        select s.session_key
         from memory.sessions as s
-        where s.tenant_id = memory.current_tenant() and s.session_id <> 'remembered'
+        where s.tenant_id = v_tenant and s.session_id <> 'remembered'
             and (bootstrap.agent_id is null or s.agent_id = bootstrap.agent_id or v_fleet_sessions)
             and (bootstrap.run_id is null or s.run_id = bootstrap.run_id)
         order by s.started_at desc, s.session_key desc
         limit bootstrap.sessions
+    );
+    return query
+    with recent as (
+        select s.tenant_id, s.session_key, s.session_id, s.started_at, s.agent_id
+        from memory.sessions as s
+        where s.tenant_id = v_tenant and s.session_key = any(v_recent)
     ),
     items as (
         select 1 as priority, 'remembered' as section, 'remembered' as session_id, m.valid_from as at, m.content,
@@ -53,15 +60,15 @@ begin
                    order by array_position(array['rule', 'preference', 'task', 'decision'], m.kind) nulls last,
                        m.importance desc, m.valid_from desc, m.memory_id desc
                ) as n
-        from memory.memory_items as m
-        where memory.memory_holds(m.status, m.valid_from, m.valid_to, null)
+        from memory.memories as m
+        where m.tenant_id = v_tenant and memory.memory_holds(m.status, m.valid_from, m.valid_to, null)
             and (bootstrap.agent_id is null or m.agent_id = bootstrap.agent_id or m.shared)
             and (bootstrap.run_id is null or m.run_id = bootstrap.run_id)
         union all
         select k.priority, k.section, r.session_id, r.started_at, l.item #>> '{}', r.agent_id,
                row_number() over (partition by k.section order by r.started_at desc, r.session_key desc, l.n)
         from recent as r
-        inner join memory.summaries as m on r.tenant_id = m.tenant_id and r.session_key = m.session_key
+        inner join memory.summaries as m on m.tenant_id = v_tenant and r.session_key = m.session_key
         cross join lateral (values (2, 'open_loop', m.open_loops), (3, 'decision', m.decisions))
             as k (priority, section, items)
         cross join lateral jsonb_array_elements(k.items) with ordinality as l (item, n)
@@ -69,15 +76,15 @@ begin
         select 4, 'recent_session', r.session_id, r.started_at, m.summary, r.agent_id,
                row_number() over (order by r.started_at desc, r.session_key desc)
         from recent as r
-        inner join memory.summaries as m on r.tenant_id = m.tenant_id and r.session_key = m.session_key
+        inner join memory.summaries as m on m.tenant_id = v_tenant and r.session_key = m.session_key
     ),
     packed as (
         select i.*, sum(length(i.content)) over (order by i.priority, i.n rows unbounded preceding) as used
         from items as i
     )
     select p.section, p.session_id, p.at, p.content, memory_internal._shared_by(bootstrap.agent_id, p.agent_id)
-    from packed as p cross join budget as b
-    where p.used <= b.chars
+    from packed as p
+    where p.used <= v_chars
     order by p.priority, p.n;
 end
 $$;

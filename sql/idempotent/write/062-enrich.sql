@@ -479,6 +479,7 @@ language plpgsql
 stable
 as $$
 declare
+    v_tenant text := memory.current_tenant();
     v_keys bigint [];
     v_agents text [];
     v_where text;
@@ -486,7 +487,7 @@ begin
     select array_agg(s.session_key order by s.agent_id), array_agg(s.agent_id order by s.agent_id)
     into v_keys, v_agents
     from memory.sessions as s
-    where s.tenant_id = memory.current_tenant() and s.session_id = _session_key.session_id;
+    where s.tenant_id = v_tenant and s.session_id = _session_key.session_id;
     if _session_key.agent_id is null and cardinality(v_agents) = 1 then
         return v_keys[1];
     elsif _session_key.agent_id is null and cardinality(v_agents) > 1 then
@@ -503,7 +504,7 @@ begin
             using errcode = 'no_data_found', hint = 'pass that agent_id, or leave agent_id out';
     end if;
     raise exception 'agent_memory: no session "%"% in tenant "%"', _session_key.session_id, v_where,
-        memory.current_tenant() using errcode = 'no_data_found';
+        v_tenant using errcode = 'no_data_found';
 end
 $$;
 
