@@ -1,18 +1,16 @@
 -- Scale-out on Citus: memory_internal._distribute() hands the tables to Citus, once, on the coordinator. It
--- stays internal until the API's calls run on Citus. A call runs on the cluster as memory.call(tenant, ...),
--- which Citus pushes down whole to the worker that holds the tenant, where the API function reads and writes
--- local shards as its caller's login (memory_owner need not log in there). memory.commit runs so, and
--- enrichment (enrich => 'now') of a session that yields no curated memory: remembering one reads its row back
--- from memory.memory_items, a view that names no tenant. The rest do not yet: statements that name the tenant
--- by memory.current_tenant() (Citus routes by a value), SQL functions that read tables and are called with
--- parameters (Citus plans none; recall's lists), statements Citus refuses (a
--- subquery in an insert's values, a function that is not immutable in on conflict's update, a statement on a
--- distributed table that reads a transition table, one of many parameters planned once for all of them, one
--- that locks rows in a subquery or writes rows by ctid, one pushed down for a tenant that filters by a list of
--- tenants, an insert whose select reads a distributed table beside a set-returning function), statements
--- Citus plans in parts whose rows it sends to other nodes as the owner (a materialized CTE), the functions
--- that run as memory_observer, which reads every tenant and may not log in to a worker (a model chosen after
--- distributing), and writes to a reference table as the owner (binding a role).
+-- stays internal until every call of the API runs on Citus. A call runs on the cluster as memory.call(tenant,
+-- ...), which Citus pushes down whole to the worker that holds the tenant, where the API function reads and
+-- writes local shards as its caller's login (memory_owner need not log in there). The tenant's calls run so:
+-- commit and enrichment, recall with every filter, curated memory, feedback, the knowledge graph, forget,
+-- export and import (tests/citus/test_api_on_cluster.py). Their statements take the shapes Citus routes: each
+-- names the tenant by a value; no statement mixes a read of a table with a function that reads or writes
+-- another (the rows read first, into arrays); no subquery in an insert's values; no function that is not
+-- immutable on a row's columns in an update; no statement of data-modifying CTEs or an outer join of a list to
+-- a table. Not yet: memory.work and maintenance across workers (they read every tenant as memory_owner and
+-- memory_observer, which may not log in to a worker), binding a role (a write to a reference table as the
+-- owner), an extension upgrade on Citus (it re-creates the functions and undoes their adaptations below), and
+-- notifications (raised on the worker).
 -- Every tenant-keyed table is distributed by tenant_id, all co-located (a tenant's rows of every table are on
 -- one node, so a statement about one tenant is a router query); the tables every tenant shares (settings,
 -- the signal and feature registries, embedding models, tenant bindings, the HTTP server's API keys, the
@@ -22,11 +20,14 @@
 -- - memory.jobs' key without the tenant: (tenant_id, job_id), with an index on job_id;
 -- - the key memories.supersedes with on delete set null: no action, and a trigger sets it null first;
 -- - foreign keys from a tenant's table to a shared one are dropped while the tables move, then restored;
--- - functions planned once for all parameters are planned per call, no SQL function is inlined,
+-- - functions planned once for all parameters are planned per call, SQL functions that read tables run as
+--   PL/pgSQL,
 --   memory.current_tenant() reads the bindings from a statement on a shard, and identity sequences count in
 --   a range per node (memory_internal._adapt_to_citus);
 -- - the embedding model in force is recorded, and its HNSW indexes made, before the tables move;
--- - memory.call is distributed by its tenant.
+-- - memory.call is distributed by its tenant;
+-- - memory_owner may create tables in memory_internal, as it does in memory: Citus makes a moved shard as its
+--   table's owner (and connects to the workers as the owner to move it: docs/SCALING.md).
 
 -- The tables and how Citus holds each: 'distributed' (by tenant_id) or 'reference', in an order in which
 -- each comes after those it references.
@@ -81,11 +82,32 @@ $$;
 comment on function memory_internal._unlink_superseded() is
 'Internal: trigger (on Citus) that clears the supersedes of the memories that name a memory being deleted.';
 
+-- A SQL function's body as PL/pgSQL: its statements, in order, returning what the last gives (returns: set,
+-- void, value of type result, or out into the output parameters named in result; agent_memory_db.plpgsql).
+create or replace function memory_internal._plpgsql_body(body text, returns text, result text) returns text
+language plpython3u
+immutable
+as $$
+@load_python@
+from agent_memory_db.plpgsql import plpgsql_body
+return plpgsql_body(body, returns, result)
+$$;
+
+comment on function memory_internal._plpgsql_body(text, text, text) is
+'Internal: the body of a PL/pgSQL function that runs a SQL function''s statements and returns what it returns '
+'(for Citus).';
+
 -- What the API's functions need to run on a Citus node, as memory.call runs them on the tenant's worker:
 -- - custom plans where a function keeps one generic plan (Citus plans a statement for its parameters' values);
--- - no SQL function inlined (Citus would refuse the statement it brought a table into: below);
--- - memory.current_tenant() may read memory.tenant_roles (a reference table) from a statement on a shard, as
---   row-level security makes it do (nested distributed execution, which reads the node's own copy);
+-- - each SQL function that reads a table or view of the extension runs as PL/pgSQL, its statements unchanged:
+--   Citus plans no statement of a SQL function that reads its tables with the function's parameters in it,
+--   nor one that an inlined SQL function brought a table into (a SQL function that reads no table is still
+--   inlined where PostgreSQL inlines it);
+-- - a statement may run inside a statement on a shard (nested distributed execution): memory.current_tenant()
+--   reading memory.tenant_roles (a reference table) where row-level security calls it, a trigger, which runs
+--   on the shard, writing the tables of the tenant whose rows fired it, and within memory.call a function
+--   called for each row of a statement reading the tenant's other rows. Each such statement names the tenant,
+--   whose shards are on this node (the bindings are copied to every node): it runs here, in the transaction;
 -- - each node's identity sequences of distributed tables count in a range of their own ((group << 48) + 1 on,
 --   as Citus's do): a tenant's rows take their keys on the node that holds them, and no key a node gives
 --   meets one a tenant brought along when its shards moved there.
@@ -94,6 +116,8 @@ language plpgsql
 as $$
 declare
     v_function regprocedure;
+    v_sql_function record;
+    v_propagation text := pg_catalog.current_setting('citus.enable_ddl_propagation');
     v_sequence record;
     v_group bigint := (select g.groupid from pg_dist_local_group as g);
 begin
@@ -105,17 +129,47 @@ begin
         execute format('alter function %s set plan_cache_mode = force_custom_plan', v_function);
     end loop;
     alter function memory.current_tenant() set citus.allow_nested_distributed_execution = on;
-    -- Citus decides whether a statement is distributed before PostgreSQL inlines the SQL functions it calls,
-    -- and refuses one whose inlined function brought a distributed or reference table in: none is inlined.
+    alter function memory.call(text, text, jsonb) set citus.allow_nested_distributed_execution = on;
     for v_function in
         select p.oid::regprocedure from pg_catalog.pg_proc as p
         where p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc'))
-            and p.prolang = (select l.oid from pg_catalog.pg_language as l where l.lanname = 'sql')
-            and p.proconfig is null
+            and p.prorettype = 'trigger'::regtype
     loop
-        execute format('alter function %s set search_path = pg_catalog, %s, pg_temp', v_function,
-                       (select e.extnamespace::regnamespace from pg_catalog.pg_extension as e where e.extname = 'vector'));
+        execute format('alter function %s set citus.allow_nested_distributed_execution = on', v_function);
     end loop;
+    -- (Each node changes its own functions: this runs on every node, and a worker may not send its changes on.)
+    v_propagation := pg_catalog.set_config('citus.enable_ddl_propagation', 'off', true);
+    for v_sql_function in
+        select pg_catalog.pg_get_functiondef(p.oid) as definition,
+               memory_internal._plpgsql_body(
+                   p.prosrc,
+                   case when p.proretset then 'set' when p.prorettype = 'void'::regtype then 'void'
+                        when 'o' = any(p.proargmodes) then 'out' else 'value' end,
+                   case when 'o' = any(p.proargmodes) then
+                            (select string_agg(quote_ident(a.name), ', ' order by a.n)
+                             from unnest(p.proargnames, p.proargmodes) with ordinality as a (name, mode, n)
+                             where a.mode = 'o')
+                        else pg_catalog.format_type(p.prorettype, null) end
+               ) as body
+        from pg_catalog.pg_proc as p
+        where p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc'))
+            and p.prolang = (select l.oid from pg_catalog.pg_language as l where l.lanname = 'sql')
+            -- (PL/pgSQL takes no output column of a parameter's name.)
+            and (select count(*) = count(distinct a.name) from unnest(p.proargnames) as a (name) where a.name <> '')
+            and exists (
+                select from pg_catalog.pg_class as c
+                where c.relnamespace in ('memory'::regnamespace, 'memory_internal'::regnamespace)
+                    and c.relkind in ('r', 'v', 'p')
+                    and p.prosrc ~ format('\m%s\.%s\M', c.relnamespace::regnamespace, c.relname)
+            )
+    loop
+        -- (pg_get_functiondef: the header's lines, then the body's, which begin with "AS ".)
+        execute pg_catalog.replace(
+            pg_catalog.left(v_sql_function.definition, pg_catalog.strpos(v_sql_function.definition, e'\nAS ')),
+            e'\n LANGUAGE sql\n', e'\n LANGUAGE plpgsql\n'
+        ) || 'AS ' || pg_catalog.quote_literal(v_sql_function.body);
+    end loop;
+    perform pg_catalog.set_config('citus.enable_ddl_propagation', v_propagation, true);
     -- (The coordinator's range starts at 1, past the keys it holds.)
     for v_sequence in
         select d.objid::regclass as sequence, coalesce(q.last_value, 0) as last_value
@@ -132,8 +186,8 @@ end
 $$;
 
 comment on function memory_internal._adapt_to_citus() is
-'Internal: what the API''s functions need on a Citus node (custom plans, no SQL function inlined, the tenant''s '
-'binding read from a shard''s statement, identity sequences in a range of the node''s own).';
+'Internal: what the API''s functions need on a Citus node (custom plans, SQL functions that read tables run as '
+'PL/pgSQL, the tenant''s binding read from a shard''s statement, identity sequences in a range of the node''s own).';
 
 -- The changes Citus needs before it takes the tables; returns the foreign keys from a distributed table to a
 -- reference table, dropped (their definitions, to restore once every table is Citus's).
@@ -145,6 +199,8 @@ declare
 begin
     perform memory_internal._create_tenant_policies(plain => true);
     perform memory_internal._adapt_to_citus();
+    -- A shard moved to another node is made there by the table's owner.
+    grant create on schema memory_internal to memory_owner;
     alter table memory.jobs drop constraint if exists jobs_pkey;
     alter table memory.jobs add primary key (tenant_id, job_id);
     create index if not exists jobs_by_id on memory.jobs (job_id);
@@ -240,7 +296,8 @@ end
 $$;
 
 comment on function memory_internal._distribute() is
-'Internal (not yet an API: the API''s calls do not all run on Citus yet): on a Citus coordinator, once, as a '
+'Internal (not yet an API: memory.work, maintenance and upgrades do not run on Citus yet): on a Citus '
+'coordinator, once, as a '
 'superuser: distributes every tenant-keyed table by tenant_id (co-located: a tenant''s rows are on one node) '
 'and makes the shared tables reference tables. Returns the tables by placement, or distributed false when '
 'they are Citus''s already. An error without Citus.';
