@@ -31,7 +31,9 @@ CITUS_SETTINGS = {"shared_preload_libraries": "'citus,pg_cron'", "shared_buffers
 @dataclass(frozen=True)
 class CitusNode(LocalServer):
     def _configure(self, extra: Mapping[str, str] | None = None) -> None:
-        super()._configure({**(extra or {}), **CITUS_SETTINGS})
+        # How Citus connects to this node from this node (a shard move does): by its socket, as the others do.
+        local = {"citus.local_hostname": f"'{self.socket_dir}'"}
+        super()._configure({**(extra or {}), **CITUS_SETTINGS, **local})
 
     def connect(self, user: str = "postgres", dbname: str = DATABASE) -> psycopg.Connection:
         return psycopg.connect(host=str(self.socket_dir), port=self.port, user=user, dbname=dbname, autocommit=True)

@@ -1,0 +1,127 @@
+"""A tenant's shards moved to the other worker (citus_move_shard_placement) while another tenant whose rows are on
+the same shards commits: the first tenant's recall answers as before the move, from the worker its shards moved
+to, and every turn the other committed during the move is there once. A move connects to the workers as the
+tables' owner, memory_owner, which may log in for the move alone (docs/SCALING.md); it blocks writes to those
+shards while it copies them (shard_transfer_mode block_writes): the writes wait, then go on."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import psycopg
+import pytest
+from cluster import COORDINATOR, worker_of
+from psycopg.types.json import Jsonb
+
+QUERIES = ["where is the cache?", "who agreed to the move?", "when does Alice fly to Lisbon?"]
+WRITES = 30
+
+
+def call(conn, tenant: str, function: str, arguments: dict) -> list:
+    return [r[0] for r in conn.execute("select memory.call(%s, %s, %s)", (tenant, function, Jsonb(arguments)))]
+
+
+def answers(conn, tenant: str) -> list[list[tuple[str, float]]]:
+    return [
+        [(hit["content"], round(hit["score"], 6)) for hit in call(conn, tenant, "recall", {"query": query})]
+        for query in QUERIES
+    ]
+
+
+def sharing_tenant(conn, tenant: str) -> str:
+    """Another tenant whose rows are on the same shards as tenant's."""
+    shard = "select get_shard_id_for_distribution_column('memory.turns', %s::text)"
+    (wanted,) = conn.execute(shard, (tenant,)).fetchone()
+    for n in range(10_000):
+        other = f"{tenant}-{n}"
+        if conn.execute(shard, (other,)).fetchone()[0] == wanted:
+            return other
+    pytest.fail("no tenant found on the same shards")
+
+
+def test_a_tenant_moved_to_another_worker_answers_the_same_and_loses_no_concurrent_write(cluster, coordinator):
+    tenant = f"move-{uuid.uuid4().hex[:8]}"
+    neighbour = sharing_tenant(coordinator, tenant)
+    call(
+        coordinator,
+        tenant,
+        "commit",
+        {
+            "session_id": "trip",
+            "enrich": "now",
+            "messages": [
+                {"role": "user", "content": "Alice moved the cache to Paris on Friday; Bob from Acme agreed."},
+                {"role": "assistant", "content": "Noted: the cache is in Paris now."},
+                {"role": "user", "content": "Next week Alice flies to Lisbon for the offsite."},
+            ],
+        },
+    )
+    call(coordinator, tenant, "remember", {"content": "The offsite is in Lisbon.", "kind": "event"})
+    before = answers(coordinator, tenant)
+    assert before[0] and "Paris" in before[0][0][0]
+
+    source = worker_of(coordinator, "memory.turns", tenant)
+    (shard,) = coordinator.execute(
+        "select get_shard_id_for_distribution_column('memory.turns', %s::text)", (tenant,)
+    ).fetchone()
+    nodes = dict(coordinator.execute("select nodeport, nodename from pg_dist_node where groupid > 0").fetchall())
+    (target,) = [port for port in nodes if port != source]
+
+    written: list[int] = []
+    started_at: list[float] = []
+    retried: list[int] = []
+    failures: list[BaseException] = []
+    moved = threading.Event()
+
+    def write() -> None:
+        """Commits a line at a time until the move is over (and at least WRITES lines). A call in flight when the
+        shards change node fails, as a client sees it: it commits the line again (with its id: once)."""
+        try:
+            with COORDINATOR.connect() as conn:
+                while not moved.is_set() or len(written) < WRITES:
+                    n = len(written)
+                    started_at.append(time.monotonic())
+                    message = [{"role": "user", "content": f"Line {n} of the log.", "id": f"m{n}"}]
+                    for attempt in range(5):
+                        try:
+                            result = call(conn, neighbour, "commit", {"session_id": "log", "messages": message})
+                            break
+                        except psycopg.Error:
+                            retried.append(n)
+                            if attempt == 4:
+                                raise
+                    written.append(result[0]["turns_added"])
+        except BaseException as error:  # reported by the test below
+            failures.append(error)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    while not written and not failures:
+        time.sleep(0.01)
+    began = time.monotonic()
+    try:
+        coordinator.execute("alter role memory_owner login bypassrls")  # Citus makes the change on every node
+        coordinator.execute(
+            "select citus_move_shard_placement(%s, %s, %s, %s, %s, shard_transfer_mode => 'block_writes')",
+            (shard, nodes[source], source, nodes[target], target),
+        )
+        ended = time.monotonic()
+    finally:
+        coordinator.execute("alter role memory_owner nologin nobypassrls")
+        moved.set()
+        writer.join()
+    assert failures == []
+    assert any(began < at < ended for at in started_at)  # writes went on while the shards moved
+
+    assert worker_of(coordinator, "memory.turns", tenant) == target
+    assert answers(coordinator, tenant) == before
+    # Every write of the neighbour landed once: one turn per line, each line once (a line retried after a call
+    # that failed was not written by it).
+    assert set(written) == {1}
+    assert len(retried) <= 2
+    count, distinct = coordinator.execute(
+        "select count(*), count(distinct message_id) from memory.turns where tenant_id = %s", (neighbour,)
+    ).fetchone()
+    assert count == distinct == len(written)
