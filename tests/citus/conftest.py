@@ -22,6 +22,7 @@ def cluster() -> Iterator[list[CitusNode]]:
                 conn.execute("select citus_add_node(%s, %s)", (str(worker.socket_dir), worker.port))
             conn.execute("create extension agent_memory cascade")
             conn.execute("select memory_internal._distribute()")
+            conn.execute("select memory_internal._distribute()")  # again, once it has ended: adapts every node
         yield NODES
     finally:
         for node, was_started in zip(NODES, started, strict=True):

@@ -108,10 +108,12 @@ comment on function memory_internal._plpgsql_body(text, text, text) is
 --   on the shard, writing the tables of the tenant whose rows fired it, and within memory.call a function
 --   called for each row of a statement reading the tenant's other rows. Each such statement names the tenant,
 --   whose shards are on this node (the bindings are copied to every node): it runs here, in the transaction;
+-- - memory.current_tenant() reads the bindings from this node's shard of memory.tenant_roles;
 -- - each node's identity sequences of distributed tables count in a range of their own ((group << 48) + 1 on,
 --   as Citus's do): a tenant's rows take their keys on the node that holds them, and no key a node gives
 --   meets one a tenant brought along when its shards moved there.
-create or replace function memory_internal._adapt_to_citus() returns void
+drop function if exists memory_internal._adapt_to_citus();
+create or replace function memory_internal._adapt_to_citus(bindings text default null) returns void
 language plpgsql
 as $$
 declare
@@ -121,6 +123,8 @@ declare
     v_sequence record;
     v_group bigint := (select g.groupid from pg_dist_local_group as g);
 begin
+    -- (Each node changes its own functions: this runs on every node, and a worker may not send its changes on.)
+    perform pg_catalog.set_config('citus.enable_ddl_propagation', 'off', true);
     for v_function in
         select p.oid::regprocedure from pg_catalog.pg_proc as p
         where p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc'))
@@ -137,8 +141,6 @@ begin
     loop
         execute format('alter function %s set citus.allow_nested_distributed_execution = on', v_function);
     end loop;
-    -- (Each node changes its own functions: this runs on every node, and a worker may not send its changes on.)
-    v_propagation := pg_catalog.set_config('citus.enable_ddl_propagation', 'off', true);
     for v_sql_function in
         select pg_catalog.pg_get_functiondef(p.oid) as definition,
                memory_internal._plpgsql_body(
@@ -169,14 +171,19 @@ begin
             e'\n LANGUAGE sql\n', e'\n LANGUAGE plpgsql\n'
         ) || 'AS ' || pg_catalog.quote_literal(v_sql_function.body);
     end loop;
+    if bindings is not null then
+        perform memory_internal._read_bindings_from(bindings);
+    end if;
     perform pg_catalog.set_config('citus.enable_ddl_propagation', v_propagation, true);
-    -- (The coordinator's range starts at 1, past the keys it holds.)
+    -- (The coordinator's range starts at 1, past the keys it holds. Once the tables are Citus's, so are their
+    -- sequences, which it does not let a node alter.)
     for v_sequence in
         select d.objid::regclass as sequence, coalesce(q.last_value, 0) as last_value
         from pg_catalog.pg_depend as d
         inner join memory_internal._citus_plan() as t on t.relation = d.refobjid and t.placement = 'distributed'
         inner join pg_catalog.pg_sequences as q on format('%I.%I', q.schemaname, q.sequencename)::regclass = d.objid
         where d.classid = 'pg_catalog.pg_class'::regclass and d.deptype = 'i'
+            and not memory_internal._citus_table('memory.sessions')
     loop
         execute format('alter sequence %s minvalue %s maxvalue %s start %s restart %s', v_sequence.sequence,
                        (v_group << 48) + 1, (v_group + 1) << 48, (v_group << 48) + 1,
@@ -185,9 +192,10 @@ begin
 end
 $$;
 
-comment on function memory_internal._adapt_to_citus() is
+comment on function memory_internal._adapt_to_citus(text) is
 'Internal: what the API''s functions need on a Citus node (custom plans, SQL functions that read tables run as '
-'PL/pgSQL, the tenant''s binding read from a shard''s statement, identity sequences in a range of the node''s own).';
+'PL/pgSQL, the tenant''s binding read from a shard''s statement and from bindings, the node''s shard of '
+'memory.tenant_roles, identity sequences in a range of the node''s own).';
 
 -- The changes Citus needs before it takes the tables; returns the foreign keys from a distributed table to a
 -- reference table, dropped (their definitions, to restore once every table is Citus's).
@@ -229,6 +237,55 @@ comment on function memory_internal._prepare_for_citus() is
 'Internal: changes what Citus cannot keep (policies, memory.jobs'' key, the supersedes key) and drops the '
 'foreign keys from distributed to reference tables, returning them to restore.';
 
+-- Row-level security calls memory.current_tenant() for each row a statement reads on a shard, and its read of
+-- memory.tenant_roles, a reference table, would be a statement Citus plans each time (220 turns counted as
+-- memory_owner: 12-15 ms, against 0.4 ms on one node): it reads this node's copy, the table's one shard, directly.
+create or replace function memory_internal._read_bindings_from(shard text) returns void
+language plpgsql
+as $$
+declare
+    v_propagation text := pg_catalog.current_setting('citus.enable_ddl_propagation');
+begin
+    perform pg_catalog.set_config('citus.enable_ddl_propagation', 'off', true);
+    execute pg_catalog.replace(
+        pg_catalog.pg_get_functiondef('memory.current_tenant()'::regprocedure), 'from memory.tenant_roles ',
+        format('from %s ', shard)
+    );
+    perform pg_catalog.set_config('citus.enable_ddl_propagation', v_propagation, true);
+end
+$$;
+
+comment on function memory_internal._read_bindings_from(text) is
+'Internal: memory.current_tenant() reads the bindings from this node''s shard of memory.tenant_roles (on Citus).';
+
+-- memory_internal._adapt_to_citus() on every node of the cluster, this one last, with the bindings' shard; the
+-- nodes adapted. Not while distributing: the other nodes' changes would wait for that transaction to end.
+create or replace function memory_internal._adapt_every_node() returns integer
+language plpgsql
+as $$
+declare
+    v_bindings text := (
+        select pg_catalog.shard_name('memory.tenant_roles'::regclass, d.shardid)
+        from pg_dist_shard as d where d.logicalrelid = 'memory.tenant_roles'::regclass
+    );
+    v_failed text;
+    v_nodes integer;
+begin
+    select string_agg(format('%s:%s: %s', r.nodename, r.nodeport, r.result), '; ') filter (where not r.success),
+           count(*)
+    into v_failed, v_nodes
+    from pg_catalog.run_command_on_workers(format('select memory_internal._adapt_to_citus(%L)', v_bindings)) as r;
+    if v_failed is not null then
+        raise exception 'agent_memory: could not adapt every worker to Citus: %', v_failed;
+    end if;
+    perform memory_internal._adapt_to_citus(v_bindings);
+    return v_nodes + 1;
+end
+$$;
+
+comment on function memory_internal._adapt_every_node() is
+'Internal: memory_internal._adapt_to_citus() on every node of the Citus cluster; returns how many.';
+
 create or replace function memory_internal._distribute() returns jsonb
 language plpgsql
 as $$
@@ -254,7 +311,10 @@ begin
             using errcode = 'feature_not_supported';
     end if;
     if memory_internal._citus_table('memory.sessions') then
-        return jsonb_build_object('distributed', false, 'reason', 'the tables are distributed already');
+        -- Run again once distributing has ended, and after a node is added (citus_add_node: its extension is as
+        -- its script made it): every node adapted, with what needs the tables placed (the bindings' shard).
+        return jsonb_build_object('distributed', false, 'reason', 'the tables are distributed already',
+                                  'adapted', memory_internal._adapt_every_node());
     end if;
     -- The workers' own copies of the tables (made by the extension's script there) change alike, so that
     -- what Citus later does to the coordinator's it can do to theirs.
