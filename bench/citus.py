@@ -35,7 +35,7 @@ from psycopg.types.json import Jsonb
 from recall_latency import vocabulary, zipf_text
 
 sys.path.insert(0, str(ROOT / "tests" / "citus"))
-from cluster import COORDINATOR, NODES, WORKERS
+from cluster import COORDINATOR, NODES, distributed_database, fresh_database
 
 CLUSTER = "bench_citus"
 SINGLE = "bench_citus_single"
@@ -45,26 +45,13 @@ def prepare() -> None:
     """The cluster's database, distributed, and the single node's; the application's login on both."""
     for node in NODES:
         node.start()
-        with node.connect(dbname="postgres") as conn:
-            conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(CLUSTER)))
-            conn.execute(sql.SQL("create database {}").format(sql.Identifier(CLUSTER)))
-        with node.connect(dbname=CLUSTER) as conn:
-            conn.execute("create extension citus")
-    with COORDINATOR.connect(dbname="postgres") as conn:
-        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(SINGLE)))
-        conn.execute(sql.SQL("create database {}").format(sql.Identifier(SINGLE)))
+    distributed_database(CLUSTER)
+    fresh_database(COORDINATOR, SINGLE, citus=False)
     with COORDINATOR.connect(dbname=CLUSTER) as conn:
-        conn.execute("select citus_set_coordinator_host(%s, %s)", (str(COORDINATOR.socket_dir), COORDINATOR.port))
-        for worker in WORKERS:
-            conn.execute("select citus_add_node(%s, %s)", (str(worker.socket_dir), worker.port))
-        conn.execute("create extension agent_memory cascade")
-        conn.execute("select memory_internal._distribute()")
-        conn.execute("select memory_internal._distribute()")  # again, once it has ended: adapts every node
         if conn.execute("select 1 from pg_roles where rolname = %s", (APP_ROLE,)).fetchone() is None:
             conn.execute(sql.SQL("create role {} login").format(sql.Identifier(APP_ROLE)))  # on every node
         conn.execute(sql.SQL("grant memory_app to {}").format(sql.Identifier(APP_ROLE)))
     with COORDINATOR.connect(dbname=SINGLE) as conn:
-        conn.execute("create extension agent_memory cascade")
         conn.execute(sql.SQL("grant memory_app to {}").format(sql.Identifier(APP_ROLE)))
 
 

@@ -43,12 +43,27 @@ NODES = [CitusNode(HOME / name, PORT + number) for number, name in enumerate(("c
 COORDINATOR, WORKERS = NODES[0], NODES[1:]
 
 
-def fresh_database(node: CitusNode) -> None:
+def fresh_database(node: CitusNode, dbname: str = DATABASE, citus: bool = True) -> None:
+    """Makes the database afresh on a node: with Citus, or (citus false) with the extension alone, not distributed."""
     with node.connect(dbname="postgres") as conn:
-        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(DATABASE)))
-        conn.execute(sql.SQL("create database {}").format(sql.Identifier(DATABASE)))
-    with node.connect() as conn:
-        conn.execute("create extension citus")
+        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(dbname)))
+        conn.execute(sql.SQL("create database {}").format(sql.Identifier(dbname)))
+    with node.connect(dbname=dbname) as conn:
+        conn.execute("create extension citus" if citus else "create extension agent_memory cascade")
+
+
+def distributed_database(dbname: str = DATABASE) -> None:
+    """The database afresh on every node, the workers added to the coordinator's, the extension created there (Citus
+    creates it on the workers) and distributed; then distributed again, once that has ended, to adapt every node."""
+    for node in NODES:
+        fresh_database(node, dbname)
+    with COORDINATOR.connect(dbname=dbname) as conn:
+        conn.execute("select citus_set_coordinator_host(%s, %s)", (str(COORDINATOR.socket_dir), COORDINATOR.port))
+        for worker in WORKERS:
+            conn.execute("select citus_add_node(%s, %s)", (str(worker.socket_dir), worker.port))
+        conn.execute("create extension agent_memory cascade")
+        conn.execute("select memory_internal._distribute()")
+        conn.execute("select memory_internal._distribute()")
 
 
 def worker_of(conn: psycopg.Connection, table: str, tenant: str) -> int:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from cluster import COORDINATOR, NODES, WORKERS, CitusNode, fresh_database
+from cluster import COORDINATOR, NODES, CitusNode, distributed_database
 
 
 @pytest.fixture(scope="session")
@@ -14,15 +14,7 @@ def cluster() -> Iterator[list[CitusNode]]:
     """The three nodes, running, with a fresh database in which the extension is created and distributed."""
     started = [node.start() for node in NODES]
     try:
-        for node in NODES:
-            fresh_database(node)
-        with COORDINATOR.connect() as conn:
-            conn.execute("select citus_set_coordinator_host(%s, %s)", (str(COORDINATOR.socket_dir), COORDINATOR.port))
-            for worker in WORKERS:
-                conn.execute("select citus_add_node(%s, %s)", (str(worker.socket_dir), worker.port))
-            conn.execute("create extension agent_memory cascade")
-            conn.execute("select memory_internal._distribute()")
-            conn.execute("select memory_internal._distribute()")  # again, once it has ended: adapts every node
+        distributed_database()
         yield NODES
     finally:
         for node, was_started in zip(NODES, started, strict=True):

@@ -11,8 +11,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from cluster import COORDINATOR, worker_of
-from psycopg import sql
+from cluster import COORDINATOR, fresh_database, worker_of
 from psycopg.types.json import Jsonb
 
 PUSHED_DOWN = "pushing down the function call"
@@ -143,11 +142,8 @@ def fill(value: Any, firsts: list[Any], export: list[Any]) -> Any:
 @pytest.fixture(scope="module")
 def single() -> Iterator[psycopg.Connection]:
     """A database of the coordinator's server where the extension is not distributed: one node."""
-    with COORDINATOR.connect(dbname="postgres") as conn:
-        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(SINGLE)))
-        conn.execute(sql.SQL("create database {}").format(sql.Identifier(SINGLE)))
+    fresh_database(COORDINATOR, SINGLE, citus=False)
     with COORDINATOR.connect(dbname=SINGLE) as conn:
-        conn.execute("create extension agent_memory cascade")
         yield conn
 
 
