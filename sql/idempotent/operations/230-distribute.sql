@@ -245,12 +245,17 @@ language plpgsql
 as $$
 declare
     v_propagation text := pg_catalog.current_setting('citus.enable_ddl_propagation');
+    v_definition text := pg_catalog.pg_get_functiondef('memory.current_tenant()'::regprocedure);
 begin
+    if pg_catalog.strpos(v_definition, 'from memory.tenant_roles ') = 0 then
+        if pg_catalog.strpos(v_definition, format('from %s ', shard)) > 0 then
+            return;  -- read there already
+        end if;
+        raise exception 'agent_memory: memory.current_tenant() no longer reads memory.tenant_roles as this expects'
+            using hint = 'memory_internal._read_bindings_from rewrites its "from memory.tenant_roles" to the shard';
+    end if;
     perform pg_catalog.set_config('citus.enable_ddl_propagation', 'off', true);
-    execute pg_catalog.replace(
-        pg_catalog.pg_get_functiondef('memory.current_tenant()'::regprocedure), 'from memory.tenant_roles ',
-        format('from %s ', shard)
-    );
+    execute pg_catalog.replace(v_definition, 'from memory.tenant_roles ', format('from %s ', shard));
     perform pg_catalog.set_config('citus.enable_ddl_propagation', v_propagation, true);
 end
 $$;
