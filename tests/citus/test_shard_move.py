@@ -1,8 +1,9 @@
 """A tenant's shards moved to the other worker (citus_move_shard_placement) while another tenant whose rows are on
 the same shards commits: the first tenant's recall answers as before the move, from the worker its shards moved
-to, and every turn the other committed during the move is there once. A move connects to the workers as the
-tables' owner, memory_owner, which may log in for the move alone (docs/SCALING.md); it blocks writes to those
-shards while it copies them (shard_transfer_mode block_writes): the writes wait, then go on."""
+to, and every turn the other committed during the move is there once; the shards made there check their tenant
+policy once per statement at once, as the others (an event trigger on create policy). A move connects to the
+workers as the tables' owner, memory_owner, which may log in for the move alone (docs/SCALING.md); it blocks writes
+to those shards while it copies them (shard_transfer_mode block_writes): the writes wait, then go on."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import uuid
 
 import psycopg
 import pytest
-from cluster import COORDINATOR, worker_of
+from cluster import COORDINATOR, WORKERS, worker_of
 from psycopg.types.json import Jsonb
 
 QUERIES = ["where is the cache?", "who agreed to the move?", "when does Alice fly to Lisbon?"]
@@ -117,6 +118,20 @@ def test_a_tenant_moved_to_another_worker_answers_the_same_and_loses_no_concurre
 
     assert worker_of(coordinator, "memory.turns", tenant) == target
     assert answers(coordinator, tenant) == before
+    moved = [
+        name
+        for (name,) in coordinator.execute(
+            "select shard_name(logicalrelid, get_shard_id_for_distribution_column(logicalrelid, %s::text)) "
+            "from pg_dist_partition where partmethod = 'h'",
+            (tenant,),
+        )
+    ]
+    (node,) = [worker for worker in WORKERS if worker.port == target]
+    with node.connect() as conn:
+        checks = conn.execute(
+            "select pg_get_expr(polqual, polrelid) from pg_policy where polrelid::regclass::text = any(%s)", (moved,)
+        ).fetchall()
+    assert len(checks) >= 20 and all("( SELECT memory.current_tenant()" in check for (check,) in checks)
     # Every write of the neighbour landed once: one turn per line, each line once (a line retried after a call
     # that failed was not written by it).
     assert set(written) == {1}

@@ -16,7 +16,7 @@
 -- the signal and feature registries, embedding models, tenant bindings, the HTTP server's API keys, the
 -- extension's own records) are reference tables, copied to every node. What Citus cannot keep is changed,
 -- here and only on Citus:
--- - policies with subselects: plain calls instead (memory_internal._create_tenant_policies);
+-- - policies with subselects: plain calls instead (memory_internal._create_tenant_policies), but on the shards;
 -- - memory.jobs' key without the tenant: (tenant_id, job_id), with an index on job_id;
 -- - the key memories.supersedes with on delete set null: no action, and a trigger sets it null first;
 -- - foreign keys from a tenant's table to a shared one are dropped while the tables move, then restored;
@@ -97,6 +97,61 @@ comment on function memory_internal._plpgsql_body(text, text, text) is
 'Internal: the body of a PL/pgSQL function that runs a SQL function''s statements and returns what it returns '
 '(for Citus).';
 
+-- The tenant policies of this node's shards (policies: those alone) check with subselects, once per statement, as
+-- on one node: a shard is a plain table to PostgreSQL, which runs the statements Citus sends it (a plain call,
+-- once per row, took 58 of a recall's 107 ms on a worker). A shard is known by its name, its table's and its
+-- shard's number (Citus hides shards from pg_class). Returns how many policies it changed.
+create or replace function memory_internal._subselect_shard_policies(policies oid[] default null) returns integer
+language plpgsql
+as $$
+declare
+    v_shard record;
+    v_changes text := pg_catalog.current_setting('citus.enable_manual_changes_to_shards');
+    v_count integer := 0;
+begin
+    perform pg_catalog.set_config('citus.enable_manual_changes_to_shards', 'on', true);
+    for v_shard in
+        select p.polname, p.polrelid::regclass as shard, d.logicalrelid::regclass as relation
+        from pg_catalog.pg_policy as p
+        cross join lateral
+            pg_catalog.regexp_match(p.polrelid::regclass::text, '^(memory\.[a-z_]+)_([0-9]+)$') as m (part)
+        inner join pg_dist_shard as d
+            on d.shardid = m.part[2]::bigint and d.logicalrelid = pg_catalog.to_regclass(m.part[1])
+        where p.polname in ('tenant_isolation', 'tenant_settings') and (policies is null or p.oid = any (policies))
+    loop
+        execute format('alter policy %I on %s using (%s)', v_shard.polname, v_shard.shard,
+                       memory_internal._tenant_check(v_shard.relation, false));
+        v_count := v_count + 1;
+    end loop;
+    perform pg_catalog.set_config('citus.enable_manual_changes_to_shards', v_changes, true);
+    return v_count;
+end
+$$;
+
+comment on function memory_internal._subselect_shard_policies(oid[]) is
+'Internal: the tenant policies of this Citus node''s shards (or of those given) check with subselects (once per '
+'statement); returns how many it changed.';
+
+-- A shard Citus makes on this node (distributing, moving a shard here) gets its table's policies, plain calls:
+-- they check with subselects at once (memory_internal._adapt_to_citus has this run after each create policy).
+-- Should that fail, the shard is as safe, and slower: a warning says so, and the move goes on.
+create or replace function memory_internal._subselect_new_shard_policies() returns event_trigger
+language plpgsql
+as $$
+begin
+    perform memory_internal._subselect_shard_policies(array(
+        select c.objid from pg_catalog.pg_event_trigger_ddl_commands() as c
+        where c.classid = 'pg_catalog.pg_policy'::regclass
+    ));
+exception when others then
+    raise warning 'agent_memory: a new shard''s tenant policy checks once per row: %', sqlerrm
+        using hint = 'select memory_internal._distribute() on the coordinator makes it check once per statement';
+end
+$$;
+
+comment on function memory_internal._subselect_new_shard_policies() is
+'Internal: (event trigger, on Citus) the tenant policies a shard is created with check with subselects.';
+
 -- What the API's functions need to run on a Citus node, as memory.call runs them on the tenant's worker:
 -- - custom plans where a function keeps one generic plan (Citus plans a statement for its parameters' values);
 -- - each SQL function that reads a table or view of the extension runs as PL/pgSQL, its statements unchanged:
@@ -109,6 +164,8 @@ comment on function memory_internal._plpgsql_body(text, text, text) is
 --   called for each row of a statement reading the tenant's other rows. Each such statement names the tenant,
 --   whose shards are on this node (the bindings are copied to every node): it runs here, in the transaction;
 -- - memory.current_tenant() reads the bindings from this node's shard of memory.tenant_roles;
+-- - the tenant policies of the node's shards check with subselects (memory_internal._subselect_shard_policies),
+--   and those of each shard made here from now on (an event trigger on create policy);
 -- - each node's identity sequences of distributed tables count in a range of their own ((group << 48) + 1 on,
 --   as Citus's do): a tenant's rows take their keys on the node that holds them, and no key a node gives
 --   meets one a tenant brought along when its shards moved there.
@@ -171,6 +228,12 @@ begin
             e'\n LANGUAGE sql\n', e'\n LANGUAGE plpgsql\n'
         ) || 'AS ' || pg_catalog.quote_literal(v_sql_function.body);
     end loop;
+    if not exists (select from pg_catalog.pg_event_trigger as e where e.evtname = 'memory_shard_policies') then
+        create event trigger memory_shard_policies on ddl_command_end when tag in ('CREATE POLICY')
+        execute function memory_internal._subselect_new_shard_policies();
+        alter extension agent_memory add event trigger memory_shard_policies;
+    end if;
+    perform memory_internal._subselect_shard_policies();
     if bindings is not null then
         perform memory_internal._read_bindings_from(bindings);
     end if;
@@ -195,7 +258,8 @@ $$;
 comment on function memory_internal._adapt_to_citus(text) is
 'Internal: what the API''s functions need on a Citus node (custom plans, SQL functions that read tables run as '
 'PL/pgSQL, the tenant''s binding read from a shard''s statement and from bindings, the node''s shard of '
-'memory.tenant_roles, identity sequences in a range of the node''s own).';
+'memory.tenant_roles, tenant policies with subselects on its shards once the tables are Citus''s, '
+'identity sequences in a range of the node''s own).';
 
 -- The changes Citus needs before it takes the tables; returns the foreign keys from a distributed table to a
 -- reference table, dropped (their definitions, to restore once every table is Citus's).

@@ -4,8 +4,10 @@
 -- the tables and inside the API's functions alike: they run as memory_owner, whom it holds too, and it
 -- reads the session's login and role, not current_user. The functions filter by tenant as well. A policy
 -- calls nothing internal (a tenant role reading a table evaluates it); the subselects make each check run
--- once per statement, not once per row. Citus refuses subqueries in the policies of the tables it
--- distributes (memory_internal._distribute()): there the same checks are plain calls, made once per row.
+-- once per statement, not once per row. Citus refuses subqueries in the policies of the tables it distributes
+-- (and in a statement that writes one with them): there the same checks are plain calls, made once per row. Its
+-- shards, where a tenant's rows are, are plain tables to PostgreSQL: each node gives them the subselects
+-- (memory_internal._subselect_shard_policies), and Citus copies the plain calls to a shard it makes anew.
 
 -- Whether Citus distributes the table or replicates it to every node (false without Citus).
 create or replace function memory_internal._citus_table(relation regclass) returns boolean
@@ -26,6 +28,24 @@ $$;
 comment on function memory_internal._citus_table(regclass) is
 'Internal: whether Citus distributes or replicates the table (false where Citus is not installed).';
 
+-- A tenant-keyed table's policy check: its rows are the tenant's (settings: also the rows for every tenant),
+-- or the role is memory_admin's; each read once per statement by a subselect, or (plain) called per row.
+create or replace function memory_internal._tenant_check(relation regclass, plain boolean) returns text
+language sql
+immutable
+as $$
+    select format(
+        case when relation = 'memory.config'::regclass then 'tenant_id in ('''', %1$s) or %2$s'
+             else 'tenant_id = %1$s or %2$s' end,
+        case when plain then 'memory.current_tenant()' else '(select memory.current_tenant())' end,
+        case when plain then 'pg_catalog.pg_has_role(session_user, ''memory_admin'', ''member'')'
+             else '(select pg_catalog.pg_has_role(session_user, ''memory_admin'', ''member''))' end
+    )
+$$;
+
+comment on function memory_internal._tenant_check(regclass, boolean) is
+'Internal: the row-level security check of a tenant-keyed table (subselects, or plain calls).';
+
 -- (Re)creates the tenant policies: with subselects, or as plain calls on Citus's tables and when plain says so
 -- (memory_internal._distribute(), before it hands the tables to Citus).
 create or replace function memory_internal._create_tenant_policies(plain boolean default false) returns void
@@ -33,8 +53,6 @@ language plpgsql
 as $$
 declare
     v_table regclass;
-    v_check text;
-    v_admin text;
 begin
     for v_table in
         select c.oid::regclass
@@ -43,22 +61,13 @@ begin
         where c.relnamespace = 'memory'::regnamespace and c.relkind in ('r', 'p')
             and c.oid <> 'memory.tenant_roles'::regclass
     loop
-        v_check := 'memory.current_tenant()';
-        v_admin := 'pg_catalog.pg_has_role(session_user, ''memory_admin'', ''member'')';
-        if not (plain or memory_internal._citus_table(v_table)) then
-            v_check := format('(select %s)', v_check);
-            v_admin := format('(select %s)', v_admin);
-        end if;
-        -- Settings: a role reads the rows for every tenant and its own tenant's; memory_admin writes them all.
-        v_check := case when v_table = 'memory.config'::regclass then format('tenant_id in (%L, %s)', '', v_check)
-                        else format('tenant_id = %s', v_check) end;
         execute format('alter table %s enable row level security', v_table);
         execute format('alter table %s force row level security', v_table);
         execute format('drop policy if exists tenant_isolation on %s', v_table);
         execute format('drop policy if exists tenant_settings on %s', v_table);
-        execute format('create policy %I on %s using (%s or %s)',
+        execute format('create policy %I on %s using (%s)',
                        case when v_table = 'memory.config'::regclass then 'tenant_settings' else 'tenant_isolation' end,
-                       v_table, v_check, v_admin);
+                       v_table, memory_internal._tenant_check(v_table, plain or memory_internal._citus_table(v_table)));
     end loop;
 end
 $$;
