@@ -28,7 +28,6 @@ begin
                 'memory_internal._bm25_term(float8, float8, float8, float8, float8, float8)'::regprocedure,
                 'memory_internal._chunk_bm25(tsvector, integer, integer, text[], float8[], float8, float8, float8, float8)'
                 ::regprocedure,
-                'memory_internal._turn_memory(text, bigint, timestamptz, boolean)'::regprocedure,
                 'memory_internal._memory_items(text, bigint[])'::regprocedure,
                 'memory_internal._visible_to(text, memory_internal._recall_query, text, bigint, bigint)'::regprocedure,
                 'memory_internal._setting_definitions()'::regprocedure,

@@ -11,6 +11,11 @@ they are, in order, and ends with what the last one gives, by returns:
 A name means what it meant: where a parameter and a column share it, the column (#variable_conflict use_column),
 as in a SQL function. The statements name the caller's tenant by a variable read once, not by a call of
 memory.current_tenant() (Citus routes a statement by a value).
+
+prepared_body(body, purpose, types) makes the body of a PL/pgSQL function of one statement, which names the
+function's parameters by position ($1 the tenant), into one that runs that statement prepared once per session on
+the tenant's shards on a Citus node (memory_internal._prepared), its parameters' values as literals, into the same
+variables when it ends with `into ...`.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ RETURNS = ("set", "void", "value", "out")
 TENANT_CALL = "memory.current_tenant()"
 _DOLLAR_TAG = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
 _WORD = re.compile(r"[A-Za-z_]+")
+_ONE_STATEMENT = re.compile(r"^\s*begin\b(?P<statement>.*?);?\s*end;?\s*$", re.IGNORECASE | re.DOTALL)
+_INTO_AT_END = re.compile(r"\s+into\s+(?P<targets>[a-z_][a-z0-9_]*(?:\s*,\s*[a-z_][a-z0-9_]*)*)\s*$", re.IGNORECASE)
 
 
 def statements(body: str) -> list[str]:
@@ -168,3 +175,29 @@ def _escape_string(text: str, position: int) -> bool:
 
 def _in_word(text: str, position: int) -> bool:
     return position > 0 and (text[position - 1].isalnum() or text[position - 1] in "_$")
+
+
+def prepared_body(body: str, purpose: str, types: list[str]) -> str:
+    """The body that runs the one statement of a PL/pgSQL body prepared on the tenant's shards (see above)."""
+    shape = _ONE_STATEMENT.match(body)
+    parts = statements(shape.group("statement")) if shape else []
+    if len(parts) != 1:
+        raise ValueError("agent_memory: a body to prepare is begin, one statement, end")
+    if not types or not purpose.isidentifier():
+        raise ValueError("agent_memory: a prepared statement needs a purpose (a name) and its parameters' types")
+    statement, into = parts[0], ""
+    if found := _INTO_AT_END.search(statement):
+        statement, into = statement[: found.start()], f"\n    into {found.group('targets')}"
+    tag = "$sql$"
+    while tag in statement:
+        tag = f"${tag[1:-1]}_$"
+    literals = ", ".join(["%L"] * len(types))
+    arguments = ", ".join(f"${n}" for n in range(1, len(types) + 1))
+    names = ", ".join(f"'{name}'" for name in types)
+    return (
+        "begin\n"
+        f"    execute format(\n        'execute %I({literals})',\n"
+        f"        memory_internal._prepared('{purpose}', {tag}\n{statement}\n{tag}, array[{names}], $1),\n"
+        f"        {arguments}\n    ){into};\n"
+        "end"
+    )

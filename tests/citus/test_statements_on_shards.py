@@ -1,14 +1,52 @@
-"""On the worker that holds a tenant, the API's statements run on the tenant's shards as on one node: every shard's
-tenant policy checks once per statement (with subselects, as on one node: Citus takes none in its tables'
-policies), a shard made anew by a move too (test_shard_move.py)."""
+"""On the worker that holds a tenant, the API's hot statements run on the tenant's shards as on one node: recall's
+scoring statement and commit's insert of turns are prepared there naming the shards (Citus plans a statement about
+its tables on every run), and every shard's tenant policy checks once per statement (with subselects, as on one
+node: Citus takes none in its tables' policies), a shard made anew by a move too (test_shard_move.py)."""
 
 from __future__ import annotations
 
 import re
+import uuid
 
-from cluster import WORKERS
+import psycopg
+from cluster import WORKERS, worker_of
+from psycopg.types.json import Jsonb
 
 ONCE_PER_STATEMENT = "( SELECT memory.current_tenant() AS current_tenant)"
+
+
+def tenant_on(coordinator: psycopg.Connection, port: int) -> str:
+    """A new tenant whose shards are on the worker of that port."""
+    while True:
+        tenant = f"shards-{uuid.uuid4().hex[:8]}"
+        if worker_of(coordinator, "memory.turns", tenant) == port:
+            return tenant
+
+
+def test_on_its_worker_a_tenants_recall_and_commit_are_prepared_on_its_shards(coordinator):
+    worker = WORKERS[0]
+    tenant, elsewhere = tenant_on(coordinator, worker.port), tenant_on(coordinator, WORKERS[1].port)
+    (shard,) = coordinator.execute(
+        "select shard_name('memory.turns', get_shard_id_for_distribution_column('memory.turns', %s::text))", (tenant,)
+    ).fetchone()
+    with worker.connect() as conn:
+        commit = {
+            "session_id": "s1",
+            "enrich": "now",
+            "messages": [{"role": "user", "content": "The cache moved to Paris on Friday."}],
+        }
+        conn.execute("select memory.call(%s, 'commit', %s)", (tenant, Jsonb(commit)))
+        hits = conn.execute("select memory.call(%s, 'recall', %s)", (tenant, Jsonb({"query": "cache Paris"})))
+        assert "Paris" in hits.fetchone()[0]["content"]
+        prepared = dict(conn.execute("select name, statement from pg_prepared_statements").fetchall())
+        for purpose in ("memory_recall_score_", "memory_add_turns_"):
+            (statement,) = [text for name, text in prepared.items() if name.startswith(purpose)]
+            assert shard in statement
+            assert not re.search(r"\bmemory\.turns\b(?!_)", statement)
+        # A tenant whose shards are on the other worker: the statement as written (it would not run here).
+        statement = "select count(*) from memory.turns where tenant_id = $1"
+        (same,) = conn.execute("select memory_internal._on_local_shards(%s, %s)", (statement, elsewhere)).fetchone()
+        assert same == statement
 
 
 def test_every_shards_tenant_policy_checks_once_per_statement_and_each_table_once_per_row(cluster):

@@ -51,7 +51,7 @@ def test_every_function_has_a_pinned_search_path(db):
         """
         select p.oid::regprocedure::text from pg_proc p join pg_language l on l.oid = p.prolang
         where p.pronamespace in ('memory'::regnamespace, 'memory_internal'::regnamespace) and p.prokind <> 'p'
-          and not ((p.proname in ('_bm25_term', '_chunk_bm25', '_turn_memory', '_memory_items', '_visible_to',
+          and not ((p.proname in ('_bm25_term', '_chunk_bm25', '_memory_items', '_visible_to',
                                     '_setting_definitions', '_message_problem', '_message_text', '_message_sha256')
                     or exists (select from memory.signals s where to_regprocedure(s.function) = p.oid))
                    and l.lanname = 'sql' and p.provolatile <> 'v')

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory_db.plpgsql import plpgsql_body, statements
+from agent_memory_db.plpgsql import plpgsql_body, prepared_body, statements
 
 
 def test_statements_split_at_semicolons_outside_quotes_and_comments():
@@ -79,3 +79,33 @@ def test_the_callers_tenant_is_read_once_and_named_by_a_variable_outside_strings
         "    and t.y in (select u.y from u where u.tenant_id = v_tenant)\n"
         "    and t.note <> 'memory.current_tenant()'\n    into v_result;\nreturn v_result;\nend"
     )
+
+
+def test_a_body_of_one_statement_runs_it_prepared_on_the_tenants_shards_into_the_same_variables():
+    body = (
+        "\nbegin\n    with x as (insert into t (a) select $1 returning a)\n"
+        "    select count(*) from x\n    into n, m;\nend\n"
+    )
+    assert prepared_body(body, "add_things", ["text", "bigint[]"]) == (
+        "begin\n    execute format(\n        'execute %I(%L, %L)',\n"
+        "        memory_internal._prepared('add_things', $sql$\n"
+        "with x as (insert into t (a) select $1 returning a)\n    select count(*) from x\n$sql$, "
+        "array['text', 'bigint[]'], $1),\n        $1, $2\n    )\n    into n, m;\nend"
+    )
+
+
+def test_a_statement_that_holds_the_quote_gets_another_and_one_without_into_returns_nothing():
+    body = "begin insert into t values ($1, '$sql$') ; end;"
+    prepared = prepared_body(body, "note", ["text"])
+    assert "$sql_$\ninsert into t values ($1, '$sql$')\n$sql_$" in prepared
+    assert prepared.endswith("$1\n    );\nend")
+
+
+def test_only_a_body_of_one_statement_with_a_purpose_and_types_is_prepared():
+    for body in ("begin select 1; select 2; end", "select 1", "begin end"):
+        with pytest.raises(ValueError, match="one statement"):
+            prepared_body(body, "x", ["text"])
+    with pytest.raises(ValueError, match="purpose"):
+        prepared_body("begin select $1; end", "not a name", ["text"])
+    with pytest.raises(ValueError, match="types"):
+        prepared_body("begin select 1; end", "x", [])

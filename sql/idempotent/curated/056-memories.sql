@@ -105,42 +105,8 @@ comment on function memory.memory_holds(text, timestamptz, timestamptz, timestam
 'Whether a memory of this status and period holds now (as_of null: current and active or ongoing) or held at '
 'as_of (its period covers it and it was neither retracted nor left pending).';
 
--- The memory whose words a turn carries, as recall shows it: by default any but superseded, retracted and
--- pending ones (a resolved memory is shown, and signal status ranks it lower); at as_of, the one that held
--- then; with include_ended, any but pending. The one that holds now first when several share the words.
--- No row: the turn carries no memory recall shows. With its tier and when it was last recorded or used.
--- Recall's scoring statement inlines it (it has no SET clause, see tail.sql): one index probe per candidate.
+-- (0.3.0's memory of a turn as recall shows it: recall's scoring statement reads it itself.)
 drop function if exists memory_internal._turn_memory(text, bigint, timestamptz, boolean);
-create or replace function memory_internal._turn_memory(
-    tenant text, turn bigint, as_of timestamptz, include_ended boolean
-) returns table (
-    memory_id bigint, kind text, importance double precision, status text, evidence_turns bigint[], tier text,
-    last_used timestamptz, tags text[]
-)
-language sql
-stable
-rows 1
-as $$
-    -- At as_of, a memory that held then is shown as it was then: active (what ended it came later).
-    select m.memory_id, m.kind, m.importance,
-           case when as_of is not null and m.status in ('superseded', 'resolved') then 'active' else m.status end,
-           memory_internal._memory_evidence(m.tenant_id, m.memory_id), m.tier, greatest(m.recorded_at, m.used_at),
-           m.tags
-    from memory.memories as m
-    where m.tenant_id = tenant and m.turn_id = turn and m.status <> 'pending'
-        and case
-            when as_of is not null then memory.memory_holds(m.status, m.valid_from, m.valid_to, as_of)
-            when include_ended then true
-            else m.status not in ('superseded', 'retracted')
-        end
-    order by m.status in ('active', 'ongoing') desc, m.valid_from desc, m.memory_id desc
-    limit 1
-$$;
-
-comment on function memory_internal._turn_memory(text, bigint, timestamptz, boolean) is
-'Internal: the memory a turn carries as recall shows it (none if superseded, retracted or pending, or not '
-'holding at as_of; include_ended shows ended ones), with its tier, when it was last recorded or used, and its '
-'tags.';
 
 create or replace function memory.get(key text, agent_id text default null, as_of timestamptz default null)
 returns setof memory.memory_items

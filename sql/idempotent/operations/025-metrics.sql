@@ -39,6 +39,26 @@ as $$ select '{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, Infinity
 comment on function memory.recall_duration_buckets() is
 'The upper bounds (seconds) of recall''s latency histogram buckets.';
 
+-- Adds to counters of a tenant, in rows of this backend. One statement, which names the parameters by position
+-- ($1 the tenant, $2 the metrics, $3 their labels, $4 the amounts): on Citus it runs prepared on the tenant's
+-- shard (memory_internal._adapt_to_citus), where Citus would run the select first and send its rows on.
+create or replace function memory_internal._add_counts(
+    tenant text, metrics text[], labels text[], amounts double precision[]
+) returns void
+language plpgsql
+as $$
+begin
+    insert into memory.metric_counts as c (tenant_id, metric, label, backend, value)
+    select $1, m.metric, m.label, pg_catalog.pg_backend_pid(), m.amount
+    from unnest($2, $3, $4) as m (metric, label, amount)
+    where m.amount <> 0
+    on conflict (tenant_id, metric, label, backend) do update set value = c.value + excluded.value;
+end
+$$;
+
+comment on function memory_internal._add_counts(text, text[], text[], double precision[]) is
+'Internal: adds amounts to a tenant''s counters (memory.metric_counts, this backend''s rows).';
+
 -- Adds to counters of a tenant, in rows of this backend; nothing in a read-only transaction (a standby).
 create or replace function memory_internal._count(
     tenant text, metrics text[], labels text[], amounts double precision[]
@@ -47,11 +67,7 @@ language plpgsql
 as $$
 begin
     if pg_catalog.current_setting('transaction_read_only') = 'off' then
-        insert into memory.metric_counts as c (tenant_id, metric, label, backend, value)
-        select tenant, m.metric, m.label, pg_catalog.pg_backend_pid(), m.amount
-        from unnest(metrics, labels, amounts) as m (metric, label, amount)
-        where m.amount <> 0
-        on conflict (tenant_id, metric, label, backend) do update set value = c.value + excluded.value;
+        perform memory_internal._add_counts(tenant, metrics, labels, amounts);
     end if;
 end
 $$;

@@ -96,7 +96,11 @@ with candidate_chunks as (
 -- chunk and of its context, b its BM25, r the recall; and the memory the turn carries as recall shows it
 -- (looked up once, kept for the turn stage). The words of memories recall does not show (superseded,
 -- retracted or pending; at as_of, not holding then) are no candidates; with tags, nothing but memories
--- that have one is.
+-- that have one is. The memory a turn carries: by default any but superseded, retracted and pending ones (a
+-- resolved memory is shown, and signal status ranks it lower); at as_of, the one that held then, shown as it
+-- was then (active: what ended it came later); with include_ended, any but pending. The one that holds now
+-- first when several share the words; with its tier, when it was last recorded or used, and its tags. Each
+-- table is read here, in the statement (on Citus, a function's read would be a statement of its own per row).
 chunk_features as materialized (
     select c.text as _text, tm.memory_id as _memory_id, tm.kind as _memory_kind, tm.importance as _memory_importance,
            tm.status as _memory_status, tm.evidence_turns as _memory_evidence, tm.tier as _memory_tier,
@@ -110,7 +114,25 @@ chunk_features as materialized (
         limit 1
     ) as c
     inner join memory.turns as t on t.tenant_id = r.tenant and t.turn_id = c.turn_id
-    left join lateral memory_internal._turn_memory(r.tenant, c.turn_id, r.as_of, r.include_ended) as tm on true
+    left join lateral (
+        select m.memory_id, m.kind, m.importance,
+               case when r.as_of is not null and m.status in ('superseded', 'resolved') then 'active'
+                    else m.status end as status,
+               array(
+                   select v.turn_id from memory.memory_evidence as v
+                   where v.tenant_id = m.tenant_id and v.memory_id = m.memory_id order by v.turn_id
+               ) as evidence_turns,
+               m.tier, greatest(m.recorded_at, m.used_at) as last_used, m.tags
+        from memory.memories as m
+        where m.tenant_id = r.tenant and m.turn_id = c.turn_id and m.status <> 'pending'
+            and case
+                when r.as_of is not null then memory.memory_holds(m.status, m.valid_from, m.valid_to, r.as_of)
+                when r.include_ended then true
+                else m.status not in ('superseded', 'retracted')
+            end
+        order by m.status in ('active', 'ongoing') desc, m.valid_from desc, m.memory_id desc
+        limit 1
+    ) as tm on true
     cross join lateral memory_internal._chunk_bm25(
         c.tsv, c.length, c.context_length, (r.query).lexemes, (r.query).idf, (r.settings ->> 'bm25_k1')::double precision,
         (r.settings ->> 'bm25_b')::double precision, (r.query).avg_length, (r.settings ->> 'context_weight')::double precision
@@ -332,41 +354,6 @@ $fn$;
 comment on function memory_internal._scoring_sql(text, text) is
 'Internal: the statement that scores recall candidates, with the registry''s signal calls and features in it.';
 
--- The scoring statement for these signal calls, prepared once per session under a name derived from its
--- text (a new registry makes a new statement): planning it on every recall cost as much as running it.
--- The session is the caller's, who may have prepared a statement of that name itself: one whose text or
--- parameter type is not exactly these is replaced. The parameter's type is written with its schema (a
--- caller's temporary schema comes first for type names in its own search_path), and the same text with the
--- same type is the same statement whoever prepared it: PostgreSQL parses the query again under this
--- function's search_path, where pg_temp comes last, and plans it again for the role that executes it.
-create or replace function memory_internal._scoring_statement(fusion_calls text, boost_calls text) returns text
-language plpgsql
-volatile
-as $$
-declare
-    v_sql text := memory_internal._scoring_sql(fusion_calls, boost_calls);
-    v_name text := 'memory_recall_score_' || md5(v_sql);
-    v_types text [] := array['memory_internal._recall_context'];
-    v_prepare text := format('prepare %I (%s) as %s', v_name, array_to_string(v_types, ', '), v_sql);
-    v_found record;
-begin
-    select p.statement, p.parameter_types into v_found
-    from pg_catalog.pg_prepared_statements as p where p.name = v_name;
-    if v_found.statement is distinct from v_prepare
-        or v_found.parameter_types is distinct from v_types::regtype [] then
-        if v_found.statement is not null then
-            execute format('deallocate %I', v_name);
-        end if;
-        execute v_prepare;
-    end if;
-    return v_name;
-end
-$$;
-
-comment on function memory_internal._scoring_statement(text, text) is
-'Internal: the name of this session''s prepared scoring statement for the given signal calls (prepared again '
-'when a statement of that name has other text or parameter types).';
-
 -- Recall's statement with the registry as it is, built as a temporary view (and dropped): an error if it does
 -- not parse, else what is wrong with the code it would run as the owner (memory_internal._object_problem of
 -- each function, operator and type it uses that is not PostgreSQL's own), or null. memory.define_feature
@@ -427,7 +414,7 @@ volatile
 -- Callers plan for about as many rows as recall_candidates gives (the default of 1000 made plans that
 -- joined candidates to themselves look costly enough to compile with JIT, which cost more than the recall).
 rows 100
--- The scoring statement is planned once per session (memory_internal._scoring_statement); a generic plan suits it.
+-- The scoring statement is planned once per session (memory_internal._prepared); a generic plan suits it.
 set plan_cache_mode = force_generic_plan
 -- Its argument travels as text (a literal): times in ISO with their offset, numbers to the last digit.
 set datestyle = 'ISO, MDY'
@@ -517,9 +504,14 @@ begin
         'tags', v_cfg -> 'recall_tags', 'tuned', v_tuned,
         'route', case when v_q.intent is not null then 'memory first: ' || v_q.intent else 'hybrid' end
     );
+    -- One plan for the scoring statement, kept for the session (on Citus too, where this function's statements
+    -- are planned per call: the statement names the tenant's shards here). The setting ends with the function.
+    perform pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', true);
     -- A prepared statement takes its argument as a value in the EXECUTE command (a quoted literal).
     return query execute format(
-        'execute %I(%L)', memory_internal._scoring_statement(v_fusion.calls, v_boost.calls),
+        'execute %I(%L)',
+        memory_internal._prepared('recall_score', memory_internal._scoring_sql(v_fusion.calls, v_boost.calls),
+                                  array['memory_internal._recall_context'], v_tenant),
         row(v_tenant, coalesce(v_keys, '{}'), coalesce(v_chunks, '{}'), v_q, query, v_vector, v_recall_model, v_cfg,
             v_fusion.weights, v_boost.weights, as_of, include_ended, v_context)::memory_internal._recall_context
     );

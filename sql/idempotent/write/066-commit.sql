@@ -304,6 +304,9 @@ comment on function memory_internal._message_sha256(jsonb, text) is
 
 -- The messages of a commit that its session does not hold yet, stored as turns after its last one: how many,
 -- and how many are longer than indexing reads (index_max_chunks x chunk_chars: stored whole, indexed in part).
+-- One statement, which names the parameters by position ($1 the tenant, $2 the session, $3 the agent, $4 the
+-- messages, $5 the roles indexed, $6 the characters indexing reads): on Citus it runs prepared on the tenant's
+-- shards (memory_internal._adapt_to_citus).
 create or replace function memory_internal._add_turns(
     tenant text, session bigint, agent text, messages jsonb, index_roles jsonb, index_chars bigint,
     out added integer, out partial integer
@@ -316,13 +319,11 @@ as $$
 begin
     with parsed as (
         select m.n - 1 as index, m.message
-        from jsonb_array_elements(messages) with ordinality as m (message, n)
+        from jsonb_array_elements($4) with ordinality as m (message, n)
     ),
     -- Each text computed once (offset 0 keeps the subquery from being merged into the query, which would
     -- compute it in each place it is used, three with the hash) and, on one node, inlined: 2.6 us a message,
-    -- against 4.6 in a materialized CTE and 4.9 as a function in FROM (not inlined there). A materialized CTE
-    -- is also planned on its own by Citus, which then sends its rows to the other nodes as the owner, who may
-    -- not log in there.
+    -- against 4.6 in a materialized CTE and 4.9 as a function in FROM (not inlined there).
     incoming as (
         select p.index, p.message, p.message ->> 'id' as message_id, x.content,
                memory_internal._message_sha256(p.message, x.content) as content_sha256
@@ -333,7 +334,7 @@ begin
         select i.* from incoming as i
         where not exists (
             select from memory.turns as t
-            where t.tenant_id = tenant and t.session_key = session
+            where t.tenant_id = $1 and t.session_key = $2
                 and (
                     t.message_id = i.message_id
                     or i.message_id is null and t.message_id is null and t.position = i.index
@@ -343,12 +344,16 @@ begin
     ),
     last_position as (
         select coalesce(max(t.position), -1) as p from memory.turns as t
-        where t.tenant_id = tenant and t.session_key = session
+        where t.tenant_id = $1 and t.session_key = $2
     ),
     stored as (
-        insert into memory.turns (tenant_id, session_key, agent_id, position, message_id, role, speaker, content,
-                                  content_sha256, tool_calls, tool_call_id, tokens, client_embedding, metadata, created_at)
-        select tenant, session, agent,
+        -- The key from the column's own sequence, named (a Citus shard has no identity column; the node's
+        -- sequence counts in its own range).
+        insert into memory.turns as n (turn_id, tenant_id, session_key, agent_id, position, message_id, role,
+                                       speaker, content, content_sha256, tool_calls, tool_call_id, tokens,
+                                       client_embedding, metadata, created_at)
+        overriding system value
+        select pg_catalog.nextval('memory.turns_turn_id_seq'), $1, $2, $3,
                lp.p + row_number() over (order by f.index),
                f.message_id, f.message ->> 'role', f.message ->> 'name', f.content, f.content_sha256,
                f.message -> 'tool_calls', f.message ->> 'tool_call_id',
@@ -360,15 +365,15 @@ begin
                                                        'duration_ms', f.message -> 'duration_ms')),
                coalesce((f.message ->> 'created_at')::timestamptz,
                         (select s.started_at from memory.sessions as s
-                         where s.tenant_id = tenant and s.session_key = session))
+                         where s.tenant_id = $1 and s.session_key = $2))
         from fresh as f cross join last_position as lp
         order by f.index
-        returning turns.role, turns.content
+        returning n.role, n.content
     )
     -- Turns longer than indexing reads (index_max_chunks x chunk_chars) are stored whole, indexed in part.
-    select count(*), count(*) filter (where index_roles ? a.role and length(a.content) > index_chars)
-    into added, partial
-    from stored as a;
+    select count(*), count(*) filter (where $5 ? a.role and length(a.content) > $6)
+    from stored as a
+    into added, partial;
 end
 $$;
 
