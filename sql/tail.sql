@@ -205,7 +205,7 @@ begin
     grant execute on function memory.authenticate_api_key(text) to memory_http;
     grant execute on procedure memory.maintain(), memory.work(integer, integer, integer) to memory_admin;
     grant execute on function memory_internal._claim_jobs(integer, text),
-    memory_internal._embed_ahead(bigint[], text), memory_internal._work_on(bigint, text),
+    memory_internal._embed_ahead(text, bigint[], text), memory_internal._work_on(text, bigint, text),
     memory_internal._analyze_grown_tenants(text[]) to memory_admin;
     grant select on all tables in schema memory to memory_tenant;
     -- The rows of the view memory.memory_items, read as the reader, under row-level security, for the tenant the

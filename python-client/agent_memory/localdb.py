@@ -241,9 +241,12 @@ class LocalServer:
         )
         return True
 
-    def stop(self) -> bool:
-        """Stops the server (fast shutdown); False when it was not running."""
+    def stop(self, mode: str = "fast") -> bool:
+        """Stops the server (pg_ctl's mode: fast, or smart, or immediate as a crash does); False when it was not
+        running."""
+        if mode not in ("smart", "fast", "immediate"):
+            raise ValueError(f"agent_memory: a server stops smart, fast or immediate, not {mode!r}")
         if not self.running():
             return False
-        self._run("pg_ctl", "stop", "-w", "-m", "fast", "-D", str(self.data_dir))
+        self._run("pg_ctl", "stop", "-w", "-m", mode, "-D", str(self.data_dir))
         return True

@@ -25,6 +25,11 @@ def test_missing_postgresql_binaries_are_named(tmp_path):
         server.init()
 
 
+def test_a_stop_mode_pg_ctl_does_not_have_is_named(tmp_path):
+    with pytest.raises(ValueError, match="smart, fast or immediate, not 'abrupt'"):
+        LocalServer(directory=tmp_path / "pg").stop(mode="abrupt")
+
+
 def _cluster(tmp_path: Path, with_pg_cron: bool) -> tuple[LocalServer, Path]:
     (tmp_path / "postgresql" / "lib").mkdir(parents=True)
     if with_pg_cron:

@@ -1,6 +1,7 @@
--- Statements about one tenant, built as text, prepared once per session and kept with their plans (recall's
--- scoring statement; on Citus, commit's turns and the counters too: memory_internal._adapt_to_citus); on a Citus
--- node, where the tenant's shards are, they name the shards.
+-- Statements on this node's tables. Statements about one tenant, built as text, prepared once per session and
+-- kept with their plans (recall's scoring statement; on Citus, commit's turns and the counters too:
+-- memory_internal._adapt_to_citus); on a Citus node, where the tenant's shards are, they name the shards. And the
+-- tables here that hold a table's rows (the queue's worker claims from those: on Citus, the node's shards).
 
 -- (0.3.0's scoring statement of recall alone: memory_internal._prepared.)
 drop function if exists memory_internal._scoring_statement(text, text);
@@ -99,3 +100,26 @@ $$;
 
 comment on function memory_internal._renamed(text, text[], text[]) is
 'Internal: a statement with each qualified table name of names replaced by the shard at the same place.';
+
+-- The tables on this node that hold a table's rows: the table itself; on a Citus node that distributes it, its
+-- shards placed here, by name (none on a coordinator that holds none).
+create or replace function memory_internal._tables_here(relation regclass) returns setof text
+language plpgsql
+stable
+as $$
+begin
+    if not memory_internal._citus_table(relation) then
+        return next relation::text;
+        return;
+    end if;
+    return query
+    select pg_catalog.shard_name(s.logicalrelid, s.shardid)
+    from pg_dist_shard as s
+    inner join pg_dist_placement as l on l.shardid = s.shardid
+    where s.logicalrelid = relation and l.groupid = (select g.groupid from pg_dist_local_group as g)
+    order by s.shardid;
+end
+$$;
+
+comment on function memory_internal._tables_here(regclass) is
+'Internal: the tables on this node that hold a table''s rows (the table; on Citus, its shards placed here).';

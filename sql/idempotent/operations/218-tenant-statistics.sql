@@ -30,7 +30,8 @@ comment on function memory_internal._planned_chunks(text) is
 -- the tenant or a hundredth of the table (if an analyze missed the tenant in its sample, the next waits for
 -- that much more writing: on a large, busy table, at most one analyze per hundredth, a tenth of autovacuum's
 -- pace). Returns the tenants found grown, analyzed for or not. The statistics target is PostgreSQL's default,
--- whatever the caller's session says (a column's own target holds).
+-- whatever the caller's session says (a column's own target holds). Not on Citus: a worker plans a tenant's
+-- statements against its shards, which each node's autovacuum analyzes (the tables' statistics are Citus's).
 create or replace function memory_internal._analyze_grown_tenants(tenants text[]) returns text[]
 language plpgsql
 security definer
@@ -41,7 +42,7 @@ declare
     v_grown text [];
     v_least bigint;
 begin
-    if v_factor = 0 then
+    if v_factor = 0 or memory_internal._citus_table('memory.chunks') then
         return '{}';
     end if;
     select array_agg(g.tenant_id order by g.tenant_id), min(g.chunks) into v_grown, v_least

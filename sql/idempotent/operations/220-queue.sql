@@ -2,6 +2,11 @@
 -- the claim, runs each job in its own transaction, retries failures with backoff, dead-letters a job
 -- after queue_max_attempts. A job whose worker died is reclaimed once its lease has run out.
 --
+-- On a Citus cluster memory.work() runs on each worker, for the tenants whose shards that node holds: it claims
+-- from its own shards of memory.jobs (memory_internal._tables_here), and every statement after names the job's
+-- tenant, whose rows are all on the node. A node that restarts loses no job: a job and the mark that it is done
+-- commit together, and a job whose claim outlived its worker is claimed again once its lease runs out.
+--
 -- The worker serves every tenant, so no tenant may stall it: memory.work() is memory_admin's, and its
 -- steps run as the owner (memory.work itself commits between jobs, which a security definer procedure
 -- cannot, so it runs as its caller and calls the three steps granted to memory_admin). A job whose
@@ -15,42 +20,61 @@ as $$
 declare
     v_max_attempts integer := (memory.setting('queue_max_attempts'))::integer;
     v_lease interval := make_interval(secs => (memory.setting('queue_lease_seconds'))::numeric);
+    v_left integer := max_jobs;
+    v_claimed integer;
+    v_table text;
 begin
     if not memory_internal._administers() then
         raise exception 'agent_memory: the queue worker is for memory_admin (it serves every tenant)'
             using errcode = 'insufficient_privilege';
     end if;
-    -- A job whose lease ran out after its last attempt is dead: its worker kept dying on it.
-    -- (A job whose worker is still at it is locked by that worker and skipped, whatever its lease says.)
-    update memory.jobs as j
-    set status = 'dead', leased_until = null, finished_at = pg_catalog.now(),
-        last_error = coalesce(j.last_error || '; ', '')
-            || format('worker %s lost its lease on attempt %s', j.leased_by, j.attempts)
-    where j.job_id in (
-        select c.job_id from memory.jobs as c
-        where c.status = 'running' and c.leased_until < pg_catalog.now() and c.attempts >= v_max_attempts
-        for update skip locked
-    );
-
-    return query
-    update memory.jobs as j
-    set status = 'running', attempts = j.attempts + 1, leased_until = pg_catalog.now() + v_lease,
-        leased_by = worker
-    where j.job_id in (
-        select c.job_id from memory.jobs as c
-        where c.status = 'queued' and c.run_after <= pg_catalog.now()
-            or c.status = 'running' and c.leased_until < pg_catalog.now()
-        order by c.run_after, c.job_id
-        limit max_jobs
-        for update skip locked
-    )
-    returning j.*;
+    if memory_internal._citus_table('memory.jobs') then
+        if pg_catalog.citus_is_coordinator() then
+            raise exception 'agent_memory: on a Citus cluster memory.work runs on each worker, not the coordinator'
+                using errcode = 'feature_not_supported',
+                      hint = 'Run it (or agent-memory work) connected to each worker: it serves the tenants there.';
+        end if;
+    end if;
+    -- The tables here that hold jobs (one node: memory.jobs; a Citus worker: its shards of it, in an order of
+    -- their own each time, so that no shard's backlog keeps the others' jobs waiting).
+    for v_table in select t.name from memory_internal._tables_here('memory.jobs') as t (name) order by random() loop
+        -- A job whose lease ran out after its last attempt is dead: its worker kept dying on it.
+        -- (A job whose worker is still at it is locked by that worker and skipped, whatever its lease says.)
+        execute format($sql$
+            update %1$s as j
+            set status = 'dead', leased_until = null, finished_at = pg_catalog.now(),
+                last_error = coalesce(j.last_error || '; ', '')
+                    || format('worker %%s lost its lease on attempt %%s', j.leased_by, j.attempts)
+            where j.job_id in (
+                select c.job_id from %1$s as c
+                where c.status = 'running' and c.leased_until < pg_catalog.now() and c.attempts >= $1
+                for update skip locked
+            )
+        $sql$, v_table) using v_max_attempts;
+        return query execute format($sql$
+            update %1$s as j
+            set status = 'running', attempts = j.attempts + 1, leased_until = pg_catalog.now() + $2,
+                leased_by = $3
+            where j.job_id in (
+                select c.job_id from %1$s as c
+                where c.status = 'queued' and c.run_after <= pg_catalog.now()
+                    or c.status = 'running' and c.leased_until < pg_catalog.now()
+                order by c.run_after, c.job_id
+                limit $1
+                for update skip locked
+            )
+            returning j.*
+        $sql$, v_table) using v_left, v_lease, worker;
+        get diagnostics v_claimed = row_count;
+        v_left := v_left - v_claimed;
+        exit when v_left <= 0;
+    end loop;
 end
 $$;
 
 comment on function memory_internal._claim_jobs(integer, text) is
 'Internal (memory.work, memory_admin): leases up to max_jobs runnable jobs (queued, or running with an '
-'expired lease) to a worker.';
+'expired lease) of the tables here that hold jobs (on a Citus worker, its shards) to a worker.';
 
 -- The chunks of the first job's session and of the next enrich jobs of its tenant (ten sessions at most)
 -- go through the model in one call, kept in the backend for those jobs: batches sorted across sessions
@@ -59,13 +83,14 @@ comment on function memory_internal._claim_jobs(integer, text) is
 -- another transaction holds is left out, never waited for. If that call fails, each job embeds what it
 -- needs itself and a failure is its own, with its error. Returns the sessions it considered (embedded ahead
 -- or not). The jobs are read again by id: only those leased to this worker count.
-create or replace function memory_internal._embed_ahead(job_ids bigint[], worker text) returns bigint[]
+drop function if exists memory_internal._embed_ahead(bigint[], text);
+create or replace function memory_internal._embed_ahead(tenant text, job_ids bigint[], worker text) returns bigint[]
 language plpgsql
 security definer
 set lock_timeout = '5s'
 as $$
 declare
-    v_tenant text;
+    v_tenant text := tenant;
     v_ahead bigint [];
     v_held bigint [];
 begin
@@ -73,7 +98,6 @@ begin
         raise exception 'agent_memory: the queue worker is for memory_admin (it serves every tenant)'
             using errcode = 'insufficient_privilege';
     end if;
-    select j.tenant_id into v_tenant from memory.jobs as j where j.job_id = job_ids[1] and j.leased_by = worker;
     select pg_catalog.array_agg(a.session_key order by a.ordinality) into v_ahead
     from (
         select j.session_key, i.ordinality
@@ -94,7 +118,8 @@ begin
         select pg_catalog.array_agg(h.session_key) into v_held
         from (
             select j.session_key from memory.jobs as j
-            where j.job_id = any(job_ids) and j.leased_by = worker and j.session_key = any(v_held)
+            where j.tenant_id = v_tenant and j.job_id = any(job_ids) and j.leased_by = worker
+                and j.session_key = any(v_held)
             order by j.job_id
             for update skip locked
         ) as h;
@@ -107,9 +132,9 @@ begin
 end
 $$;
 
-comment on function memory_internal._embed_ahead(bigint[], text) is
-'Internal (memory.work, memory_admin): embeds in one model call the chunks the next enrich jobs of one tenant '
-'will need, kept for them; the sessions it considered.';
+comment on function memory_internal._embed_ahead(text, bigint[], text) is
+'Internal (memory.work, memory_admin): embeds in one model call the chunks the next enrich jobs of a tenant '
+'(of those given) will need, kept for them; the sessions it considered.';
 
 -- Runs one claimed job; true when the job has more to do (an embed job with chunks left).
 create or replace function memory_internal._run_job(job memory.jobs) returns boolean
@@ -140,12 +165,12 @@ begin
         update memory.jobs as j
         set status = 'queued', attempts = case when counted then j.attempts else j.attempts - 1 end,
             leased_until = null, run_after = _requeue.run_after, last_error = coalesce(_requeue.error, j.last_error)
-        where j.job_id = job.job_id;
+        where j.tenant_id = job.tenant_id and j.job_id = job.job_id;
     exception when unique_violation then
         update memory.jobs as q set last_error = coalesce(_requeue.error, q.last_error)
         where q.tenant_id = job.tenant_id and q.kind = job.kind and q.session_key = job.session_key
             and q.status = 'queued';
-        delete from memory.jobs as j where j.job_id = job.job_id;
+        delete from memory.jobs as j where j.tenant_id = job.tenant_id and j.job_id = job.job_id;
     end;
 end
 $$;
@@ -159,7 +184,8 @@ comment on function memory_internal._requeue(memory.jobs, timestamptz, text, boo
 -- again for queue_backoff_seconds, the attempt not counted, or left to its lease when even its row is held);
 -- or skipped (forgotten meanwhile, or another worker's since its lease ran out). It waits at most five seconds
 -- for a lock: the worker serves every tenant, and no tenant's open transaction may stall it.
-create or replace function memory_internal._work_on(job_id bigint, worker text) returns text
+drop function if exists memory_internal._work_on(bigint, text);
+create or replace function memory_internal._work_on(tenant text, job_id bigint, worker text) returns text
 language plpgsql
 security definer
 set lock_timeout = '5s'
@@ -167,6 +193,7 @@ as $$
 declare
     v_job memory.jobs;
     v_more boolean;
+    v_finished timestamptz;
     v_error text;
     v_state text;
     v_max_attempts integer := (memory.setting('queue_max_attempts'))::integer;
@@ -177,7 +204,8 @@ begin
             using errcode = 'insufficient_privilege';
     end if;
     select * into v_job from memory.jobs as j
-    where j.job_id = _work_on.job_id and j.leased_by = worker and j.status = 'running';
+    where j.tenant_id = _work_on.tenant and j.job_id = _work_on.job_id and j.leased_by = worker
+        and j.status = 'running';
     if not found then
         return 'skipped';
     end if;
@@ -202,7 +230,9 @@ begin
             ) then
                 return 'skipped';
             end if;
-            perform from memory.jobs as j where j.job_id = v_job.job_id for update skip locked;
+            perform from memory.jobs as j
+            where j.tenant_id = v_job.tenant_id and j.job_id = v_job.job_id
+            for update skip locked;
             if found then
                 perform memory_internal._requeue(
                     v_job, pg_catalog.now() + pg_catalog.make_interval(secs => v_backoff), null, false
@@ -212,19 +242,21 @@ begin
         end if;
     end if;
     perform from memory.jobs as j
-    where j.job_id = v_job.job_id and j.leased_by = worker and j.status = 'running'
+    where j.tenant_id = v_job.tenant_id and j.job_id = v_job.job_id and j.leased_by = worker
+        and j.status = 'running'
     for update skip locked;
     if not found then
         return 'skipped';
     end if;
     begin
         v_more := memory_internal._run_job(v_job);
+        -- (When it finished, a value: Citus takes no call of now() in a case of an update.)
+        v_finished := case when not v_more then pg_catalog.now() end;
         update memory.jobs as j
         set status = case when v_more then 'queued' else 'done' end,
             attempts = case when v_more then 0 else j.attempts end,
-            leased_until = null, last_error = null,
-            finished_at = case when v_more then null else pg_catalog.now() end
-        where j.job_id = v_job.job_id;
+            leased_until = null, last_error = null, finished_at = v_finished
+        where j.tenant_id = v_job.tenant_id and j.job_id = v_job.job_id;
         return 'done';
     exception when others then
         get stacked diagnostics v_error = message_text, v_state = returned_sqlstate;
@@ -236,7 +268,7 @@ begin
         elsif v_job.attempts >= v_max_attempts then
             update memory.jobs as j
             set status = 'dead', leased_until = null, last_error = v_error, finished_at = pg_catalog.now()
-            where j.job_id = v_job.job_id;
+            where j.tenant_id = v_job.tenant_id and j.job_id = v_job.job_id;
         else
             perform memory_internal._requeue(
                 v_job,
@@ -250,7 +282,7 @@ begin
 end
 $$;
 
-comment on function memory_internal._work_on(bigint, text) is
+comment on function memory_internal._work_on(text, bigint, text) is
 'Internal (memory.work, memory_admin): runs one job claimed by this worker in the caller''s transaction; done, '
 'failed, busy (held elsewhere: queued again, the attempt not counted) or skipped.';
 
@@ -284,11 +316,12 @@ begin
     for v_index in 1 .. pg_catalog.cardinality(v_jobs) loop
         if v_jobs[v_index].kind = 'enrich' and not v_jobs[v_index].session_key = any(v_ahead) then
             v_ahead := memory_internal._embed_ahead(
-                array(select j.job_id from pg_catalog.unnest(v_jobs[v_index:]) as j), v_worker
+                v_jobs[v_index].tenant_id, array(select j.job_id from pg_catalog.unnest(v_jobs[v_index:]) as j),
+                v_worker
             );
             commit;
         end if;
-        v_outcome := memory_internal._work_on(v_jobs[v_index].job_id, v_worker);
+        v_outcome := memory_internal._work_on(v_jobs[v_index].tenant_id, v_jobs[v_index].job_id, v_worker);
         processed := processed + (v_outcome = 'done')::integer;
         failed := failed + (v_outcome = 'failed')::integer;
         commit;
@@ -300,7 +333,8 @@ comment on procedure memory.work (integer, integer, integer) is
 'Runs up to max_jobs queued enrichment jobs of every tenant (memory_admin), each in its own transaction: '
 'call memory.work(100); outside a transaction block. Returns how many were done and how many failed (retried '
 'with backoff, dead after queue_max_attempts); a job whose session another transaction holds waits for a later '
-'run. Schedule it with pg_cron or run `agent-memory work`.';
+'run. Schedule it with pg_cron or run `agent-memory work`. On a Citus cluster, run it on each worker: it works '
+'the jobs of the tenants whose shards that node holds.';
 
 create or replace view memory.queue_status as
 select

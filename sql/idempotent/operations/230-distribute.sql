@@ -3,12 +3,13 @@
 -- ...), which Citus pushes down whole to the worker that holds the tenant, where the API function reads and
 -- writes local shards as its caller's login (memory_owner need not log in there). The tenant's calls run so:
 -- commit and enrichment, recall with every filter, curated memory, feedback, the knowledge graph, forget,
--- export and import (tests/citus/test_api_on_cluster.py). Their statements take the shapes Citus routes: each
+-- export and import (tests/citus/test_api_on_cluster.py); memory.work runs on each worker, for the tenants there
+-- (tests/citus/test_work_on_cluster.py). Their statements take the shapes Citus routes: each
 -- names the tenant by a value; no statement mixes a read of a table with a function that reads or writes
 -- another (the rows read first, into arrays); no subquery in an insert's values; no function that is not
 -- immutable on a row's columns in an update; no statement of data-modifying CTEs or an outer join of a list to
--- a table. Not yet: memory.work and maintenance across workers (they read every tenant as memory_owner and
--- memory_observer, which may not log in to a worker), binding a role (a write to a reference table as the
+-- a table. Not yet: maintenance across workers (it reads every tenant as memory_owner and memory_observer,
+-- which may not log in to a worker), a new embedding model, binding a role (a write to a reference table as the
 -- owner), an extension upgrade on Citus (it re-creates the functions and undoes their adaptations below), and
 -- notifications (raised on the worker).
 -- Every tenant-keyed table is distributed by tenant_id, all co-located (a tenant's rows of every table are on
@@ -178,8 +179,9 @@ comment on function memory_internal._subselect_new_shard_policies() is
 --   inlined where PostgreSQL inlines it);
 -- - a statement may run inside a statement on a shard (nested distributed execution): memory.current_tenant()
 --   reading memory.tenant_roles (a reference table) where row-level security calls it, a trigger, which runs
---   on the shard, writing the tables of the tenant whose rows fired it, and within memory.call a function
---   called for each row of a statement reading the tenant's other rows. Each such statement names the tenant,
+--   on the shard, writing the tables of the tenant whose rows fired it, and within memory.call (and the queue
+--   worker's steps for a job: memory_internal._work_on, _embed_ahead) a function called for each row of a
+--   statement reading the tenant's other rows. Each such statement names the tenant,
 --   whose shards are on this node (the bindings are copied to every node): it runs here, in the transaction;
 -- - memory.current_tenant() reads the bindings from this node's shard of memory.tenant_roles;
 -- - the statements of commit's turns and of the counters (memory_internal._add_turns, _add_counts: one statement
@@ -231,6 +233,9 @@ begin
     end loop;
     alter function memory.current_tenant() set citus.allow_nested_distributed_execution = on;
     alter function memory.call(text, text, jsonb) set citus.allow_nested_distributed_execution = on;
+    alter function memory_internal._work_on(text, bigint, text) set citus.allow_nested_distributed_execution = on;
+    alter function memory_internal._embed_ahead(text, bigint[], text)
+    set citus.allow_nested_distributed_execution = on;
     for v_function in
         select p.oid::regprocedure from pg_catalog.pg_proc as p
         where p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc'))
@@ -465,7 +470,7 @@ end
 $$;
 
 comment on function memory_internal._distribute() is
-'Internal (not yet an API: memory.work, maintenance and upgrades do not run on Citus yet): on a Citus '
+'Internal (not yet an API: maintenance and upgrades do not run on Citus yet): on a Citus '
 'coordinator, once, as a '
 'superuser: distributes every tenant-keyed table by tenant_id (co-located: a tenant''s rows are on one node) '
 'and makes the shared tables reference tables. Returns the tables by placement, or distributed false when '
