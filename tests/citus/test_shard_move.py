@@ -42,6 +42,17 @@ def sharing_tenant(conn, tenant: str) -> str:
     pytest.fail("no tenant found on the same shards")
 
 
+def placement(conn, tenant: str) -> tuple[int, dict[int, str], int, int]:
+    """A tenant's shard of memory.turns, the workers (host by port), the port of its worker and of the other."""
+    source = worker_of(conn, "memory.turns", tenant)
+    (shard,) = conn.execute(
+        "select get_shard_id_for_distribution_column('memory.turns', %s::text)", (tenant,)
+    ).fetchone()
+    nodes = dict(conn.execute("select nodeport, nodename from pg_dist_node where groupid > 0").fetchall())
+    (target,) = [port for port in nodes if port != source]
+    return shard, nodes, source, target
+
+
 def test_a_tenant_moved_to_another_worker_answers_the_same_and_loses_no_concurrent_write(cluster, coordinator):
     tenant = f"move-{uuid.uuid4().hex[:8]}"
     neighbour = sharing_tenant(coordinator, tenant)
@@ -63,12 +74,7 @@ def test_a_tenant_moved_to_another_worker_answers_the_same_and_loses_no_concurre
     before = answers(coordinator, tenant)
     assert before[0] and "Paris" in before[0][0][0]
 
-    source = worker_of(coordinator, "memory.turns", tenant)
-    (shard,) = coordinator.execute(
-        "select get_shard_id_for_distribution_column('memory.turns', %s::text)", (tenant,)
-    ).fetchone()
-    nodes = dict(coordinator.execute("select nodeport, nodename from pg_dist_node where groupid > 0").fetchall())
-    (target,) = [port for port in nodes if port != source]
+    shard, nodes, source, target = placement(coordinator, tenant)
 
     written: list[int] = []
     started_at: list[float] = []
@@ -140,3 +146,46 @@ def test_a_tenant_moved_to_another_worker_answers_the_same_and_loses_no_concurre
         "select count(*), count(distinct message_id) from memory.turns where tenant_id = %s", (neighbour,)
     ).fetchone()
     assert count == distinct == len(written)
+
+
+def test_a_statement_on_a_tenants_shards_holds_them_and_a_move_waits_for_it(cluster, coordinator):
+    """A statement that names shards (memory_internal._prepared on the tenant's worker) holds them as Citus's own
+    writes do: a move of them waits until its transaction ends, and after the move the old node no longer names
+    them (the statement stays as written; a call in flight fails and is made again)."""
+    tenant = f"hold-{uuid.uuid4().hex[:8]}"
+    call(coordinator, tenant, "commit", {"session_id": "s", "messages": [{"role": "user", "content": "Held."}]})
+    shard, nodes, source, target = placement(coordinator, tenant)
+    (node,) = [worker for worker in WORKERS if worker.port == source]
+    statement = "select count(*) from memory.turns where tenant_id = $1"
+    failures: list[BaseException] = []
+
+    def move() -> None:
+        try:
+            with COORDINATOR.connect() as conn:
+                conn.execute(
+                    "select citus_move_shard_placement(%s, %s, %s, %s, %s, shard_transfer_mode => 'block_writes')",
+                    (shard, nodes[source], source, nodes[target], target),
+                )
+        except BaseException as error:  # reported below
+            failures.append(error)
+
+    coordinator.execute("alter role memory_owner login bypassrls")
+    try:
+        with node.connect() as held:
+            held.execute("begin")
+            (named,) = held.execute("select memory_internal._on_local_shards(%s, %s)", (statement, tenant)).fetchone()
+            assert named != statement
+            mover = threading.Thread(target=move)
+            mover.start()
+            time.sleep(2)
+            assert mover.is_alive() and worker_of(coordinator, "memory.turns", tenant) == source  # it waits
+            held.execute("commit")
+        mover.join(120)
+    finally:
+        coordinator.execute("alter role memory_owner nologin nobypassrls")
+    assert not mover.is_alive() and failures == []
+    assert worker_of(coordinator, "memory.turns", tenant) == target
+    with node.connect() as conn:
+        (same,) = conn.execute("select memory_internal._on_local_shards(%s, %s)", (statement, tenant)).fetchone()
+    assert same == statement
+    assert call(coordinator, tenant, "list_sessions", {})[0]["session_id"] == "s"

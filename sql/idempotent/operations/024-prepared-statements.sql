@@ -43,33 +43,55 @@ comment on function memory_internal._prepared(text, text, text[], text) is
 'Internal: the name of this session''s prepared statement of a purpose for one tenant (prepared again when a '
 'statement of that name has other text or parameter types; on Citus, on the tenant''s shards here).';
 
+-- Holds the metadata of shards as Citus's own writes do (a share lock, which a shard move's exclusive one waits
+-- for, and which waits for a move under way), until the transaction ends; then whether each is still placed on
+-- this node. A statement that names shards runs on them only so held: else a write could land in a shard after a
+-- move had copied it, and be lost with it. (Citus lets the shards' owner alone take it: the API's functions run
+-- as memory_owner.)
+create or replace function memory_internal._hold_shards_here(shards bigint[]) returns boolean
+language plpgsql
+volatile
+as $$
+begin
+    -- (5: ShareLock, which Citus takes for a write of a shard.)
+    perform pg_catalog.lock_shard_metadata(5, array(select s.shard from unnest(shards) as s (shard) order by 1));
+    return not exists (
+        select from unnest(shards) as s (shard)
+        where not exists (
+            select from pg_dist_placement as l
+            where l.shardid = s.shard and l.groupid = (select g.groupid from pg_dist_local_group as g)
+        )
+    );
+end
+$$;
+
+comment on function memory_internal._hold_shards_here(bigint[]) is
+'Internal: holds shards as a Citus write does (until the transaction ends); whether each is placed on this node.';
+
 -- A statement about one tenant as it runs on the Citus node that holds the tenant: each of the
 -- extension's tables Citus holds that it names becomes that table's shard here (the tenant's, of a distributed
 -- table; the copy, of a reference table), a table PostgreSQL plans as on one node and a prepared statement keeps
 -- the plan of. Citus plans a statement about its own tables on every run, and once more for the shard it runs
 -- on: recall's scoring statement took 25 ms on a worker against 1.6 ms on one node. The statement unchanged
 -- without Citus, or where a shard it needs is not on this node. The shards' row-level security holds as the
--- tables' does (Citus gives each shard its table's policies).
+-- tables' does (Citus gives each shard its table's policies). The shards are held as Citus's own writes hold
+-- them, until the transaction ends (memory_internal._hold_shards_here).
 create or replace function memory_internal._on_local_shards(statement text, tenant text) returns text
 language plpgsql
-stable
+volatile
 as $$
 declare
-    v_names text [];
-    v_shards text [];
-    v_here boolean;
+    v_names text[];
+    v_shards text[];
+    v_ids bigint[];
 begin
     if to_regclass('pg_catalog.pg_dist_partition') is null then
         return statement;
     end if;
     -- (A table's name as regclass prints it, qualified: this function's search_path has neither schema. Not
     -- pg_class, where Citus makes each read ask of every row whether it is a shard.)
-    select array_agg(t.name), array_agg(pg_catalog.shard_name(p.logicalrelid, s.shardid)),
-           bool_and(exists (
-               select from pg_dist_placement as l
-               where l.shardid = s.shardid and l.groupid = (select g.groupid from pg_dist_local_group as g)
-           ))
-    into v_names, v_shards, v_here
+    select array_agg(t.name), array_agg(pg_catalog.shard_name(p.logicalrelid, s.shardid)), array_agg(s.shardid)
+    into v_names, v_shards, v_ids
     from pg_dist_partition as p
     cross join lateral (select p.logicalrelid::regclass::text) as t (name)
     cross join lateral (
@@ -77,7 +99,7 @@ begin
                     else (select min(d.shardid) from pg_dist_shard as d where d.logicalrelid = p.logicalrelid) end
     ) as s (shardid)
     where t.name ~ '^memory(_internal)?\.' and pg_catalog.strpos(statement, t.name) > 0;
-    if v_names is null or not v_here then
+    if v_names is null or not memory_internal._hold_shards_here(v_ids) then
         return statement;
     end if;
     return memory_internal._renamed(statement, v_names, v_shards);
@@ -101,19 +123,19 @@ $$;
 comment on function memory_internal._renamed(text, text[], text[]) is
 'Internal: a statement with each qualified table name of names replaced by the shard at the same place.';
 
--- The tables on this node that hold a table's rows: the table itself; on a Citus node that distributes it, its
--- shards placed here, by name (none on a coordinator that holds none).
-create or replace function memory_internal._tables_here(relation regclass) returns setof text
+-- The tables on this node that hold a table's rows, each with its shard (none: the table itself, without Citus);
+-- on a Citus node that distributes it, its shards placed here (none on a coordinator that holds none).
+create or replace function memory_internal._tables_here(relation regclass) returns table (name text, shard bigint)
 language plpgsql
 stable
 as $$
 begin
     if not memory_internal._citus_table(relation) then
-        return next relation::text;
+        return query select relation::text, null::bigint;
         return;
     end if;
     return query
-    select pg_catalog.shard_name(s.logicalrelid, s.shardid)
+    select pg_catalog.shard_name(s.logicalrelid, s.shardid), s.shardid
     from pg_dist_shard as s
     inner join pg_dist_placement as l on l.shardid = s.shardid
     where s.logicalrelid = relation and l.groupid = (select g.groupid from pg_dist_local_group as g)
@@ -122,4 +144,5 @@ end
 $$;
 
 comment on function memory_internal._tables_here(regclass) is
-'Internal: the tables on this node that hold a table''s rows (the table; on Citus, its shards placed here).';
+'Internal: the tables on this node that hold a table''s rows, with their shards (the table itself without Citus; '
+'on Citus, its shards placed here).';

@@ -22,22 +22,22 @@ declare
     v_lease interval := make_interval(secs => (memory.setting('queue_lease_seconds'))::numeric);
     v_left integer := max_jobs;
     v_claimed integer;
-    v_table text;
+    v_table record;
 begin
     if not memory_internal._administers() then
         raise exception 'agent_memory: the queue worker is for memory_admin (it serves every tenant)'
             using errcode = 'insufficient_privilege';
     end if;
-    if memory_internal._citus_table('memory.jobs') then
-        if pg_catalog.citus_is_coordinator() then
-            raise exception 'agent_memory: on a Citus cluster memory.work runs on each worker, not the coordinator'
-                using errcode = 'feature_not_supported',
-                      hint = 'Run it (or agent-memory work) connected to each worker: it serves the tenants there.';
-        end if;
+    if not exists (select from memory_internal._tables_here('memory.jobs')) then
+        raise exception 'agent_memory: this node holds no jobs: on a Citus cluster memory.work runs on each worker'
+            using errcode = 'feature_not_supported',
+                  hint = 'Run it (or agent-memory work) connected to each worker: it serves the tenants there.';
     end if;
-    -- The tables here that hold jobs (one node: memory.jobs; a Citus worker: its shards of it, in an order of
-    -- their own each time, so that no shard's backlog keeps the others' jobs waiting).
-    for v_table in select t.name from memory_internal._tables_here('memory.jobs') as t (name) order by random() loop
+    -- The tables here that hold jobs (one node: memory.jobs; a Citus worker: its shards of it, each held as
+    -- Citus's writes hold it, in an order of their own each time, so that no shard's backlog keeps the others'
+    -- jobs waiting).
+    for v_table in select t.name, t.shard from memory_internal._tables_here('memory.jobs') as t order by random() loop
+        continue when v_table.shard is not null and not memory_internal._hold_shards_here(array[v_table.shard]);
         -- A job whose lease ran out after its last attempt is dead: its worker kept dying on it.
         -- (A job whose worker is still at it is locked by that worker and skipped, whatever its lease says.)
         execute format($sql$
@@ -50,7 +50,7 @@ begin
                 where c.status = 'running' and c.leased_until < pg_catalog.now() and c.attempts >= $1
                 for update skip locked
             )
-        $sql$, v_table) using v_max_attempts;
+        $sql$, v_table.name) using v_max_attempts;
         return query execute format($sql$
             update %1$s as j
             set status = 'running', attempts = j.attempts + 1, leased_until = pg_catalog.now() + $2,
@@ -64,7 +64,7 @@ begin
                 for update skip locked
             )
             returning j.*
-        $sql$, v_table) using v_left, v_lease, worker;
+        $sql$, v_table.name) using v_left, v_lease, worker;
         get diagnostics v_claimed = row_count;
         v_left := v_left - v_claimed;
         exit when v_left <= 0;
