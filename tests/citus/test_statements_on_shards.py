@@ -1,7 +1,8 @@
 """On the worker that holds a tenant, the API's hot statements run on the tenant's shards as on one node: recall's
-scoring statement and commit's insert of turns are prepared there naming the shards (Citus plans a statement about
-its tables on every run), and every shard's tenant policy checks once per statement (with subselects, as on one
-node: Citus takes none in its tables' policies), a shard made anew by a move too (test_shard_move.py)."""
+scoring statement, commit's insert of turns and the counters' insert are prepared there naming the shards (Citus
+plans a statement about its tables on every run), and every shard's tenant policy checks once per statement (with
+subselects, as on one node: Citus takes none in its tables' policies), a shard made anew by a move too
+(test_shard_move.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ import uuid
 
 import psycopg
 from cluster import WORKERS, worker_of
+from psycopg import sql
 from psycopg.types.json import Jsonb
 
 ONCE_PER_STATEMENT = "( SELECT memory.current_tenant() AS current_tenant)"
+APP = "citus_shards_app"
+# The statements prepared on the shards, by the start of their names, and a table each names.
+PURPOSES = {"memory_recall_score_": "turns", "memory_add_turns_": "turns", "memory_add_counts_": "metric_counts"}
 
 
 def tenant_on(coordinator: psycopg.Connection, port: int) -> str:
@@ -24,29 +29,44 @@ def tenant_on(coordinator: psycopg.Connection, port: int) -> str:
 
 
 def test_on_its_worker_a_tenants_recall_and_commit_are_prepared_on_its_shards(coordinator):
+    """As an application's login (row-level security on): the statements are prepared on the tenant's shards, and
+    what they fire there (a speaker's trigger, the counters) runs as on one node."""
+    if coordinator.execute("select 1 from pg_roles where rolname = %s", (APP,)).fetchone() is None:
+        coordinator.execute(sql.SQL("create role {} login").format(sql.Identifier(APP)))  # Citus: on every node
+    coordinator.execute(sql.SQL("grant memory_app to {}").format(sql.Identifier(APP)))
     worker = WORKERS[0]
     tenant, elsewhere = tenant_on(coordinator, worker.port), tenant_on(coordinator, WORKERS[1].port)
     (shard,) = coordinator.execute(
         "select shard_name('memory.turns', get_shard_id_for_distribution_column('memory.turns', %s::text))", (tenant,)
     ).fetchone()
-    with worker.connect() as conn:
+    with worker.connect(user=APP) as conn:
         commit = {
             "session_id": "s1",
             "enrich": "now",
-            "messages": [{"role": "user", "content": "The cache moved to Paris on Friday."}],
+            "messages": [
+                {"role": "user", "name": "Alice", "content": "The cache moved to Paris on Friday."},
+                {"role": "assistant", "content": "Noted: Paris."},
+            ],
         }
-        conn.execute("select memory.call(%s, 'commit', %s)", (tenant, Jsonb(commit)))
+        (added,) = conn.execute("select memory.call(%s, 'commit', %s)", (tenant, Jsonb(commit))).fetchone()
+        assert added["turns_added"] == 2
         hits = conn.execute("select memory.call(%s, 'recall', %s)", (tenant, Jsonb({"query": "cache Paris"})))
         assert "Paris" in hits.fetchone()[0]["content"]
         prepared = dict(conn.execute("select name, statement from pg_prepared_statements").fetchall())
-        for purpose in ("memory_recall_score_", "memory_add_turns_"):
-            (statement,) = [text for name, text in prepared.items() if name.startswith(purpose)]
-            assert shard in statement
-            assert not re.search(r"\bmemory\.turns\b(?!_)", statement)
-        # A tenant whose shards are on the other worker: the statement as written (it would not run here).
-        statement = "select count(*) from memory.turns where tenant_id = $1"
+    named = {purpose: text for name, text in prepared.items() for purpose in PURPOSES if name.startswith(purpose)}
+    assert set(named) == set(PURPOSES)
+    for purpose, statement in named.items():
+        table = PURPOSES[purpose]
+        assert re.search(rf"\bmemory\.{table}_[0-9]+\b", statement)  # a shard of the table
+        assert not re.search(rf"\bmemory\.{table}\b(?!_[0-9])", statement)  # never the table
+    assert shard in named["memory_recall_score_"] and shard in named["memory_add_turns_"]
+    speakers = coordinator.execute("select speaker from memory.speakers where tenant_id = %s", (tenant,)).fetchall()
+    assert speakers == [("Alice",)]
+    # A tenant whose shards are on the other worker: the statement as written (it would not run here).
+    statement = "select count(*) from memory.turns where tenant_id = $1"
+    with worker.connect() as conn:
         (same,) = conn.execute("select memory_internal._on_local_shards(%s, %s)", (statement, elsewhere)).fetchone()
-        assert same == statement
+    assert same == statement
 
 
 def test_every_shards_tenant_policy_checks_once_per_statement_and_each_table_once_per_row(cluster):

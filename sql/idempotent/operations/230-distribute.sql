@@ -150,15 +150,23 @@ comment on function memory_internal._subselect_shard_policies(oid[]) is
 
 -- A shard Citus makes on this node (distributing, moving a shard here) gets its table's policies, plain calls:
 -- they check with subselects at once (memory_internal._adapt_to_citus has this run after each create policy).
--- Should that fail, the shard is as safe, and slower: a warning says so, and the move goes on.
+-- It runs as the owner whoever creates a policy (an event trigger runs as the role whose command fired it, a
+-- superuser's too), and does nothing about a policy on anything but a shard of the extension's tables. Should it
+-- fail, the shard is as safe, and slower: a warning says so, and the move goes on.
 create or replace function memory_internal._subselect_new_shard_policies() returns event_trigger
 language plpgsql
+security definer
 as $$
-begin
-    perform memory_internal._subselect_shard_policies(array(
+declare
+    v_policies oid[] := array(
         select c.objid from pg_catalog.pg_event_trigger_ddl_commands() as c
         where c.classid = 'pg_catalog.pg_policy'::regclass
-    ));
+            and c.object_identity ~ '^(tenant_isolation|tenant_settings) on memory\.[a-z_]+_[0-9]+$'
+    );
+begin
+    if pg_catalog.cardinality(v_policies) > 0 then
+        perform memory_internal._subselect_shard_policies(v_policies);
+    end if;
 exception when others then
     raise warning 'agent_memory: a new shard''s tenant policy checks once per row: %', sqlerrm
         using hint = 'select memory_internal._distribute() on the coordinator makes it check once per statement';
@@ -168,45 +176,33 @@ $$;
 comment on function memory_internal._subselect_new_shard_policies() is
 'Internal: (event trigger, on Citus) the tenant policies a shard is created with check with subselects.';
 
--- What the API's functions need to run on a Citus node, as memory.call runs them on the tenant's worker:
--- - PostgreSQL's choice of plan where a function forces one generic plan (Citus plans a statement about its tables
---   for its parameters' values, and cannot run the generic plan of one; custom plans for all, as before, replanned
---   the catalog reads of every function called too). Recall's scoring statement names the tenant's shards and
---   keeps its one plan (memory_internal._on_local_shards);
--- - each SQL function that reads a table or view of the extension runs as PL/pgSQL, its statements unchanged:
---   Citus plans no statement of a SQL function that reads its tables with the function's parameters in it,
---   nor one that an inlined SQL function brought a table into (a SQL function that reads no table is still
---   inlined where PostgreSQL inlines it);
--- - a statement may run inside a statement on a shard (nested distributed execution): memory.current_tenant()
---   reading memory.tenant_roles (a reference table) where row-level security calls it, a trigger, which runs
---   on the shard, writing the tables of the tenant whose rows fired it, and within memory.call (and the queue
---   worker's steps for a job: memory_internal._work_on, _embed_ahead) a function called for each row of a
---   statement reading the tenant's other rows. Each such statement names the tenant,
---   whose shards are on this node (the bindings are copied to every node): it runs here, in the transaction;
--- - memory.current_tenant() reads the bindings from this node's shard of memory.tenant_roles;
--- - the statements of commit's turns and of the counters (memory_internal._add_turns, _add_counts: one statement
---   each) run prepared once per session on the tenant's shards, as recall's scoring statement does: an insert of a
---   select, Citus plans and runs the select, then sends its rows on (13.5 of a 20 ms commit, 0.7 ms so);
--- - the tenant policies of the node's shards check with subselects (memory_internal._subselect_shard_policies),
---   and those of each shard made here from now on (an event trigger on create policy);
--- - each node's identity sequences of distributed tables count in a range of their own ((group << 48) + 1 on,
---   as Citus's do): a tenant's rows take their keys on the node that holds them, and no key a node gives
---   meets one a tenant brought along when its shards moved there.
-drop function if exists memory_internal._adapt_to_citus();
-create or replace function memory_internal._adapt_to_citus(bindings text default null) returns void
+-- Whether a function's body names a table or view of the extension's (on Citus, one of Citus's).
+create or replace function memory_internal._reads_tables(body text) returns boolean
+language sql
+stable
+as $$
+    select exists (
+        select from pg_catalog.pg_class as c
+        where c.relnamespace in ('memory'::regnamespace, 'memory_internal'::regnamespace)
+            and c.relkind in ('r', 'v', 'p')
+            and body ~ format('\m%s\.%s\M', c.relnamespace::regnamespace, c.relname)
+    )
+$$;
+
+comment on function memory_internal._reads_tables(text) is
+'Internal: whether a function''s body names a table or view of the extension.';
+
+-- How the API's functions plan on a Citus node (memory_internal._adapt_to_citus, after the SQL functions that read
+-- tables run as PL/pgSQL): PostgreSQL's choice where a function forces one generic plan, commit's turns and the
+-- counters prepared on the tenant's shards, and a function that reads the tables choosing its own plans.
+create or replace function memory_internal._adapt_plans_to_citus() returns void
 language plpgsql
 as $$
 declare
     v_function regprocedure;
-    v_sql_function record;
     v_prepared record;
     v_definition text;
-    v_propagation text := pg_catalog.current_setting('citus.enable_ddl_propagation');
-    v_sequence record;
-    v_group bigint := (select g.groupid from pg_dist_local_group as g);
 begin
-    -- (Each node changes its own functions: this runs on every node, and a worker may not send its changes on.)
-    perform pg_catalog.set_config('citus.enable_ddl_propagation', 'off', true);
     for v_function in
         select p.oid::regprocedure from pg_catalog.pg_proc as p
         where p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc'))
@@ -228,9 +224,70 @@ begin
                     v_prepared.prosrc, pg_catalog.ltrim(v_prepared.purpose, '_'), v_prepared.types
                 ));
         end if;
-        -- (One plan for every tenant of the shard group: the statement names the shards.)
+        -- (One plan for every tenant of the shard group: the statement names the shards. Its arguments travel as
+        -- literals: times in ISO with their offset, numbers to the last digit.)
         execute format('alter function %s set plan_cache_mode = force_generic_plan', v_prepared.function);
+        execute format('alter function %s set extra_float_digits = 3', v_prepared.function);
+        execute format('alter function %s set datestyle = ''ISO, MDY''', v_prepared.function);
     end loop;
+    -- A function that reads the tables, called inside one of those prepared statements (a trigger, say), chooses
+    -- its own plans: a generic plan forced on a statement about Citus's tables is one Citus cannot run.
+    for v_function in
+        select p.oid::regprocedure from pg_catalog.pg_proc as p
+        where p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc')) and p.prokind = 'f'
+            and p.prolang in (
+                select l.oid from pg_catalog.pg_language as l where l.lanname in ('plpgsql', 'plpython3u')
+            )
+            and not exists (select from unnest(p.proconfig) as c (setting) where c.setting like 'plan_cache_mode=%')
+            and memory_internal._reads_tables(p.prosrc)
+    loop
+        execute format('alter function %s set plan_cache_mode = auto', v_function);
+    end loop;
+end
+$$;
+
+comment on function memory_internal._adapt_plans_to_citus() is
+'Internal: how the API''s functions plan on a Citus node (PostgreSQL''s choice, statements prepared on the '
+'tenant''s shards, each table-reading function its own plans).';
+
+-- What the API's functions need to run on a Citus node, as memory.call runs them on the tenant's worker:
+-- - PostgreSQL's choice of plan where a function forces one generic plan (Citus plans a statement about its tables
+--   for its parameters' values, and cannot run the generic plan of one; custom plans for all, as before, replanned
+--   the catalog reads of every function called too). Recall's scoring statement names the tenant's shards and
+--   keeps its one plan (memory_internal._on_local_shards);
+-- - each SQL function that reads a table or view of the extension runs as PL/pgSQL, its statements unchanged:
+--   Citus plans no statement of a SQL function that reads its tables with the function's parameters in it,
+--   nor one that an inlined SQL function brought a table into (a SQL function that reads no table is still
+--   inlined where PostgreSQL inlines it);
+-- - a statement may run inside a statement on a shard (nested distributed execution): memory.current_tenant()
+--   reading memory.tenant_roles (a reference table) where row-level security calls it, a trigger, which runs
+--   on the shard, writing the tables of the tenant whose rows fired it, and within memory.call (and the queue
+--   worker's steps for a job: memory_internal._work_on, _embed_ahead) a function called for each row of a
+--   statement reading the tenant's other rows. Each such statement names the tenant,
+--   whose shards are on this node (the bindings are copied to every node): it runs here, in the transaction;
+-- - memory.current_tenant() reads the bindings from this node's shard of memory.tenant_roles;
+-- - the statements of commit's turns and of the counters (memory_internal._add_turns, _add_counts: one statement
+--   each) run prepared once per session on the tenant's shards, as recall's scoring statement does: an insert of a
+--   select, Citus plans and runs the select, then sends its rows on (13.5 of a 20 ms commit, 0.7 ms so); a
+--   function that reads the tables, called inside them, chooses its own plans;
+-- - the tenant policies of the node's shards check with subselects (memory_internal._subselect_shard_policies),
+--   and those of each shard made here from now on (an event trigger on create policy);
+-- - each node's identity sequences of distributed tables count in a range of their own ((group << 48) + 1 on,
+--   as Citus's do): a tenant's rows take their keys on the node that holds them, and no key a node gives
+--   meets one a tenant brought along when its shards moved there.
+drop function if exists memory_internal._adapt_to_citus();
+create or replace function memory_internal._adapt_to_citus(bindings text default null) returns void
+language plpgsql
+as $$
+declare
+    v_function regprocedure;
+    v_sql_function record;
+    v_propagation text := pg_catalog.current_setting('citus.enable_ddl_propagation');
+    v_sequence record;
+    v_group bigint := (select g.groupid from pg_dist_local_group as g);
+begin
+    -- (Each node changes its own functions: this runs on every node, and a worker may not send its changes on.)
+    perform pg_catalog.set_config('citus.enable_ddl_propagation', 'off', true);
     alter function memory.current_tenant() set citus.allow_nested_distributed_execution = on;
     alter function memory.call(text, text, jsonb) set citus.allow_nested_distributed_execution = on;
     alter function memory_internal._work_on(text, bigint, text) set citus.allow_nested_distributed_execution = on;
@@ -260,12 +317,7 @@ begin
             and p.prolang = (select l.oid from pg_catalog.pg_language as l where l.lanname = 'sql')
             -- (PL/pgSQL takes no output column of a parameter's name.)
             and (select count(*) = count(distinct a.name) from unnest(p.proargnames) as a (name) where a.name <> '')
-            and exists (
-                select from pg_catalog.pg_class as c
-                where c.relnamespace in ('memory'::regnamespace, 'memory_internal'::regnamespace)
-                    and c.relkind in ('r', 'v', 'p')
-                    and p.prosrc ~ format('\m%s\.%s\M', c.relnamespace::regnamespace, c.relname)
-            )
+            and memory_internal._reads_tables(p.prosrc)
     loop
         -- (pg_get_functiondef: the header's lines, then the body's, which begin with "AS ".)
         execute pg_catalog.replace(
@@ -273,6 +325,7 @@ begin
             e'\n LANGUAGE sql\n', e'\n LANGUAGE plpgsql\n'
         ) || 'AS ' || pg_catalog.quote_literal(v_sql_function.body);
     end loop;
+    perform memory_internal._adapt_plans_to_citus();
     if not exists (select from pg_catalog.pg_event_trigger as e where e.evtname = 'memory_shard_policies') then
         create event trigger memory_shard_policies on ddl_command_end when tag in ('CREATE POLICY')
         execute function memory_internal._subselect_new_shard_policies();
