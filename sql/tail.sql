@@ -96,8 +96,10 @@ $owner$;
 -- (invoker) are memory.current_tenant(), which row-level security evaluates as the role reading a table,
 -- memory.work(), which commits between jobs (a security definer procedure cannot), memory.define_feature(),
 -- which only a superuser may call (its expression runs as the owner in every recall), memory.call(), which calls
--- an API function as its caller would (as the owner, it would lift the privileges the function checks), and the
--- pure functions that read nothing a caller cannot and that queries inline (expressions).
+-- an API function as its caller would (as the owner, it would lift the privileges the function checks),
+-- memory.bind_tenant_role(), which writes what its caller, memory_admin, may write itself (on a Citus cluster
+-- the write reaches every node as the caller's login: memory_owner may not log in), and the pure functions that
+-- read nothing a caller cannot and that queries inline (expressions).
 do $definer$
 declare
     v_function regprocedure;
@@ -110,6 +112,7 @@ begin
             and p.oid <> all(array[
                 'memory.current_tenant()'::regprocedure,
                 'memory.call(text, text, jsonb)'::regprocedure,
+                'memory.bind_tenant_role(regrole, text)'::regprocedure,
                 'memory.work(integer, integer, integer)'::regprocedure,
                 'memory.define_feature(text, text, regtype, text, text)'::regprocedure,
                 'memory.version()'::regprocedure,

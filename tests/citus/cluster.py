@@ -10,6 +10,7 @@ node, creates the extension on the coordinator (Citus creates it on the workers)
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,16 @@ def worker_of(conn: psycopg.Connection, table: str, tenant: str) -> int:
     ).fetchone()
     assert row is not None
     return int(row[0])
+
+
+def tenants_on(conn: psycopg.Connection, node: CitusNode, count: int, prefix: str) -> list[str]:
+    """New tenant names (prefix-...) whose shards are on a worker."""
+    found: list[str] = []
+    while len(found) < count:
+        tenant = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        if worker_of(conn, "memory.turns", tenant) == node.port:
+            found.append(tenant)
+    return found
 
 
 def session(conn: psycopg.Connection, tenant: str, session_id: str) -> None:

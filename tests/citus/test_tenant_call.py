@@ -1,6 +1,6 @@
 """memory.call on a three-node Citus cluster: a call for a tenant runs on the worker that holds the tenant, as one
 task (Citus pushes the whole call down), its rows written there with keys of that worker's range, and a role
-bound to one tenant calls for it alone."""
+bound to one tenant (memory.bind_tenant_role, by an administrator through the coordinator) calls for it alone."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from cluster import COORDINATOR, worker_of
+from cluster import COORDINATOR, WORKERS, worker_of
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
@@ -116,3 +116,26 @@ def test_a_commit_enriched_at_once_writes_everything_of_its_session_on_the_tenan
     assert {table: set(counts) for table, counts in written.items()} == {table: {port} for table in written}
     assert written["chunks"] == written["chunk_embeddings"] == {port: 2}
     assert written["summaries"] == written["session_embeddings"] == {port: 1}
+
+
+def test_an_administrator_binds_a_login_through_the_coordinator_on_every_node(coordinator, admin):
+    tenant = f"bound-{uuid.uuid4().hex[:8]}"
+    login = f"am_bound_{uuid.uuid4().hex[:8]}"
+    coordinator.execute(sql.SQL("create role {} login").format(sql.Identifier(login)))
+    coordinator.execute(sql.SQL("grant memory_tenant to {}").format(sql.Identifier(login)))
+    try:
+        with COORDINATOR.connect(user=admin) as conn:
+            conn.execute("select memory.bind_tenant_role(%s, %s)", (login, tenant))
+        for node in (COORDINATOR, *WORKERS):
+            with node.connect() as conn:
+                bound = conn.execute(
+                    "select tenant_id, bound_by from memory.tenant_roles where role_name = %s", (login,)
+                ).fetchone()
+            assert bound == (tenant, admin)
+        with COORDINATOR.connect(user=login) as conn:
+            conn.execute("select memory.call(%s, 'remember', %s)", (tenant, Jsonb({"content": "We ship on Fridays."})))
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match=f"acts for tenant {tenant}"):
+                conn.execute("select memory.call(%s, 'remember', %s)", ("someone-else", Jsonb({"content": "x"})))
+    finally:
+        coordinator.execute("delete from memory.tenant_roles where role_name = %s", (login,))
+        coordinator.execute(sql.SQL("drop role {}").format(sql.Identifier(login)))

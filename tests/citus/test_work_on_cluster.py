@@ -8,34 +8,11 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
-from collections.abc import Iterator
 
 import psycopg
 import pytest
-from cluster import COORDINATOR, WORKERS, CitusNode, worker_of
-from psycopg import sql
+from cluster import COORDINATOR, WORKERS, CitusNode, tenants_on
 from psycopg.types.json import Jsonb
-
-ADMIN = "citus_queue_admin"
-
-
-@pytest.fixture
-def admin(coordinator) -> Iterator[str]:
-    """A login granted memory_admin, made on the coordinator (Citus makes it, and the grant, on every node)."""
-    if coordinator.execute("select 1 from pg_roles where rolname = %s", (ADMIN,)).fetchone() is None:
-        coordinator.execute(sql.SQL("create role {} login").format(sql.Identifier(ADMIN)))
-    coordinator.execute(sql.SQL("grant memory_admin to {}").format(sql.Identifier(ADMIN)))
-    yield ADMIN
-
-
-def tenants_on(coordinator: psycopg.Connection, node: CitusNode, count: int) -> list[str]:
-    found: list[str] = []
-    while len(found) < count:
-        tenant = f"work-{uuid.uuid4().hex[:8]}"
-        if worker_of(coordinator, "memory.turns", tenant) == node.port:
-            found.append(tenant)
-    return found
 
 
 def queue(coordinator: psycopg.Connection, tenant: str, sessions: int) -> None:
@@ -70,7 +47,7 @@ def work(node: CitusNode, user: str, lease: int | None = None) -> int:
 
 
 def test_each_worker_works_the_jobs_of_its_tenants_and_the_coordinator_says_where_to_run_it(coordinator, admin):
-    tenants = {node.port: tenants_on(coordinator, node, 2) for node in WORKERS}
+    tenants = {node.port: tenants_on(coordinator, node, 2, "work") for node in WORKERS}
     everyone = [tenant for some in tenants.values() for tenant in some]
     for tenant in everyone:
         queue(coordinator, tenant, 3)
@@ -95,7 +72,7 @@ def test_each_worker_works_the_jobs_of_its_tenants_and_the_coordinator_says_wher
 def test_a_worker_restarted_while_it_works_loses_no_job_and_runs_none_twice(coordinator, admin):
     node = WORKERS[0]
     work(node, admin)  # (what the suite's other tests left queued)
-    tenants = tenants_on(coordinator, node, 2)
+    tenants = tenants_on(coordinator, node, 2, "work")
     for tenant in tenants:
         queue(coordinator, tenant, 12)
     errors: list[BaseException] = []

@@ -222,7 +222,8 @@ def test_a_tenant_role_may_read_and_call_the_api_and_nothing_more(db):
 
 def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
     """Every function of schema memory but the few pure ones, current_tenant, call (which calls another as its
-    caller) and define_feature (a superuser's) runs as memory_owner, a bare role."""
+    caller), bind_tenant_role (which writes what its caller may) and define_feature (a superuser's) runs as
+    memory_owner, a bare role."""
     invoker = db.execute(
         """
         select p.oid::regprocedure::text from pg_proc as p
@@ -230,6 +231,7 @@ def test_the_api_runs_as_memory_owner_and_takes_no_tenant_from_its_caller(db):
         """
     ).fetchall()
     assert [name for (name,) in invoker] == [
+        "memory.bind_tenant_role(regrole,text)",
         "memory.call(text,text,jsonb)",
         "memory.current_tenant()",
         "memory.decayed_importance(double precision,timestamp with time zone,timestamp with time zone,jsonb)",

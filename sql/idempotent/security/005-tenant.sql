@@ -110,7 +110,8 @@ drop trigger if exists tenant_roles_validate on memory.tenant_roles;
 create trigger tenant_roles_validate before insert or update on memory.tenant_roles
 for each row execute function memory_internal._tenant_role_validate();
 
--- Binds a role to a tenant (or moves it to another): from then on it sees and writes only that tenant.
+-- Binds a role to a tenant (or moves it to another): from then on it sees and writes only that tenant. Runs as
+-- its caller, memory_admin, who may write the bindings itself (sql/tail.sql).
 create or replace function memory.bind_tenant_role(role_name regrole, tenant_id text) returns void
 language plpgsql
 as $$
