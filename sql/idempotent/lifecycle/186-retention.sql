@@ -209,8 +209,11 @@ as $$
     delete from memory.chunks as c where c.tenant_id = tenant and c.turn_id = any(turns);
     update memory.turns as t
     set content = '', client_embedding = null,
-        metadata = t.metadata || jsonb_build_object('content_removed_at', pg_catalog.now(),
-                                                    'content_sha256', encode(t.content_sha256, 'hex'))
+        -- (On the row's columns, functions that are immutable: Citus takes no other in an update.)
+        metadata = pg_catalog.jsonb_set(
+            t.metadata || pg_catalog.jsonb_build_object('content_removed_at', pg_catalog.now()), '{content_sha256}',
+            coalesce('"' || encode(t.content_sha256, 'hex') || '"', 'null')::jsonb
+        )
     where t.tenant_id = tenant and t.turn_id = any(turns);
 $$;
 

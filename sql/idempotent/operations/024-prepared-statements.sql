@@ -1,7 +1,8 @@
 -- Statements on this node's tables. Statements about one tenant, built as text, prepared once per session and
 -- kept with their plans (recall's scoring statement; on Citus, commit's turns and the counters too:
 -- memory_internal._adapt_to_citus); on a Citus node, where the tenant's shards are, they name the shards. And the
--- tables here that hold a table's rows (the queue's worker claims from those: on Citus, the node's shards).
+-- tables here that hold a table's rows, and the tenants in them (the queue's worker claims from those, and
+-- maintenance works through these: on Citus, the node's shards and its tenants).
 
 -- (0.3.0's scoring statement of recall alone: memory_internal._prepared.)
 drop function if exists memory_internal._scoring_statement(text, text);
@@ -146,3 +147,50 @@ $$;
 comment on function memory_internal._tables_here(regclass) is
 'Internal: the tables on this node that hold a table''s rows, with their shards (the table itself without Citus; '
 'on Citus, its shards placed here).';
+
+-- The tenants with rows of a table on this node (on a Citus node, in its shards here, each held until the
+-- transaction ends, so that no move takes one meanwhile): what maintenance works through on each node.
+create or replace function memory_internal._tenants_here(relation regclass) returns setof text
+language plpgsql
+volatile
+as $$
+declare
+    v_table record;
+    v_tenants text[] := '{}';
+begin
+    for v_table in select t.name, t.shard from memory_internal._tables_here(relation) as t loop
+        continue when v_table.shard is not null and not memory_internal._hold_shards_here(array[v_table.shard]);
+        execute format('select array_agg(distinct r.tenant_id) from %s as r', v_table.name) into v_tenants;
+        return query select t.tenant_id from unnest(v_tenants) as t (tenant_id);
+    end loop;
+end
+$$;
+
+comment on function memory_internal._tenants_here(regclass) is
+'Internal: the tenants with rows of a table on this node (on Citus, in its shards here, held while the '
+'transaction lasts).';
+
+-- A statement that returns a count, run on each table here that holds a table's rows (%1$s in it is the table's
+-- name; on a Citus node, each of its shards here, held until the transaction ends): the sum of the counts. What
+-- maintenance does to every tenant on each node.
+create or replace function memory_internal._count_on_tables_here(relation regclass, statement text) returns bigint
+language plpgsql
+volatile
+as $$
+declare
+    v_table record;
+    v_count bigint;
+    v_total bigint := 0;
+begin
+    for v_table in select t.name, t.shard from memory_internal._tables_here(relation) as t loop
+        continue when v_table.shard is not null and not memory_internal._hold_shards_here(array[v_table.shard]);
+        execute format(statement, v_table.name) into v_count;
+        v_total := v_total + v_count;
+    end loop;
+    return v_total;
+end
+$$;
+
+comment on function memory_internal._count_on_tables_here(regclass, text) is
+'Internal: runs a statement returning a count on each table here that holds a table''s rows (on Citus, its shards '
+'here, held while the transaction lasts); the sum.';

@@ -200,23 +200,26 @@ where
     or (select pg_catalog.pg_has_role(session_user, 'memory_admin', 'member'))
 group by m.tenant_id, m.tier;
 
--- Maintenance: the counters of backends that have ended move to backend 0, so rows do not pile up.
+-- Maintenance: the counters of backends that have ended move to backend 0, so rows do not pile up; those of the
+-- tables here (on a Citus worker, its shards, whose counters its own backends wrote).
 create or replace function memory_internal._fold_metric_counts() returns bigint
 language sql
 as $$
-    with ended as (
-        delete from memory.metric_counts as c
-        where c.backend <> 0 and not exists (select from pg_catalog.pg_stat_activity as a where a.pid = c.backend)
-        returning c.tenant_id, c.metric, c.label, c.value
-    ),
-    folded as (
-        insert into memory.metric_counts as c (tenant_id, metric, label, backend, value)
-        select e.tenant_id, e.metric, e.label, 0, sum(e.value) from ended as e
-        group by e.tenant_id, e.metric, e.label
-        on conflict (tenant_id, metric, label, backend) do update set value = c.value + excluded.value
-    )
+    select memory_internal._count_on_tables_here('memory.metric_counts', $sql$
+        with ended as (
+            delete from %1$s as c
+            where c.backend <> 0 and not exists (select from pg_catalog.pg_stat_activity as a where a.pid = c.backend)
+            returning c.tenant_id, c.metric, c.label, c.value
+        ),
+        folded as (
+            insert into %1$s as c (tenant_id, metric, label, backend, value)
+            select e.tenant_id, e.metric, e.label, 0, sum(e.value) from ended as e
+            group by e.tenant_id, e.metric, e.label
+            on conflict (tenant_id, metric, label, backend) do update set value = c.value + excluded.value
+        )
 
-    select count(*) from ended
+        select count(*) from ended
+    $sql$)
 $$;
 
 comment on function memory_internal._fold_metric_counts() is

@@ -19,6 +19,20 @@ comment on function memory_internal._configured_models() is
 'Internal: the embedding models memory.config chooses, for every tenant and for each tenant with settings '
 'of its own (session settings left out).';
 
+-- Whether the ready models no configuration uses are due to retire: every configured model is complete (while one
+-- is still being built, recall needs the ones before it) and some other is ready.
+create or replace function memory_internal._retirement_due(configured text[]) returns boolean
+language sql
+stable
+as $$
+    select exists (select from memory.embedding_models as m where m.model = any(configured))
+        and not exists (select from memory.embedding_models as m where m.model = any(configured) and m.state <> 'ready')
+        and exists (select from memory.embedding_models as m where m.state = 'ready' and m.model <> all(configured))
+$$;
+
+comment on function memory_internal._retirement_due(text[]) is
+'Internal: whether every configured embedding model is ready and some other ready model is due to retire.';
+
 -- Embedding models no configuration uses. Once every configured model is complete, every other ready
 -- model is retired; model_retire_grace_hours later its vectors and HNSW indexes are dropped (its row stays,
 -- as the record). Each model's row is locked while it is retired or dropped, so a model chosen again
@@ -36,15 +50,28 @@ declare
     v_lock_timeout text := pg_catalog.current_setting('lock_timeout');
     v_vectors bigint;
     v_sessions bigint;
+    v_skipped text;
 begin
     if not memory_internal._administers() then
         raise exception 'agent_memory: retiring embedding models is for memory_admin (it drops every tenant''s vectors)'
             using errcode = 'insufficient_privilege';
     end if;
-    -- While a configured model is still being built, recall needs the ones before it.
-    if not exists (
-        select from memory.embedding_models as m where m.model = any(v_configured) and m.state <> 'ready'
-    ) and exists (select from memory.embedding_models as m where m.model = any(v_configured)) then
+    -- A Citus cluster does not retire a model yet (the models are a reference table, which a worker writes on
+    -- every node as the owner, and a model's vectors and indexes are on every node): what would be done is
+    -- said in the run's record, and nothing is written.
+    if memory_internal._citus_table('memory.embedding_models') then
+        if memory_internal._retirement_due(v_configured) or exists (
+            select from memory.embedding_models as m
+            cross join lateral memory_internal._vector_indexes(m.model) as i
+            where m.state = 'retired' and pg_catalog.to_regclass('memory.' || i.index_name) is not null
+        ) then
+            v_skipped := 'a Citus cluster does not retire embedding models yet (docs/SCALING.md)';
+        end if;
+        return pg_catalog.jsonb_strip_nulls(jsonb_build_object(
+            'models_retired', '[]'::jsonb, 'vectors_dropped', v_dropped, 'models_skipped', v_skipped
+        ));
+    end if;
+    if memory_internal._retirement_due(v_configured) then
         with retired as (
             update memory.embedding_models as m set state = 'retired', retired_at = pg_catalog.now()
             where m.state = 'ready' and m.model <> all(v_configured)
@@ -100,7 +127,7 @@ comment on function memory_internal._retire_models() is
 'Internal: retires the embedding models recall no longer uses and drops their vectors and indexes after '
 'model_retire_grace_hours (administrators only).';
 
--- Tenants grown past their exact_search_max_chunks (as memory.config sets it): the vectors they wrote
+-- Tenants here grown past their exact_search_max_chunks (as memory.config sets it): the vectors they wrote
 -- before, and those whose item went to or left cold since the last run, join the HNSW graphs.
 -- Returns how many chunk vectors joined, per tenant.
 create or replace function memory_internal._join_graphs() returns jsonb
@@ -108,15 +135,13 @@ language plpgsql
 as $$
 declare
     v_tenant text;
+    v_chunks bigint;
     v_outside bigint;
     v_joined jsonb := '{}';
 begin
-    for v_tenant in
-        select k.tenant_id from memory.corpus as k
-        group by k.tenant_id
-        having sum(k.chunks) > (memory_internal._configured_settings(k.tenant_id) ->> 'exact_search_max_chunks')::bigint
-        order by k.tenant_id
-    loop
+    for v_tenant in select t.tenant_id from memory_internal._tenants_here('memory.corpus') as t (tenant_id) order by 1 loop
+        select sum(k.chunks) into v_chunks from memory.corpus as k where k.tenant_id = v_tenant;
+        continue when v_chunks <= (memory_internal._configured_settings(v_tenant) ->> 'exact_search_max_chunks')::bigint;
         select count(*) into v_outside from memory.chunk_embeddings as e where e.tenant_id = v_tenant and not e.in_graph;
         if v_outside > 0 or exists (
             select from memory.session_embeddings as e where e.tenant_id = v_tenant and not e.in_graph
@@ -142,10 +167,12 @@ comment on function memory_internal._join_graphs() is
 'graphs into them; how many chunk vectors joined, per tenant.';
 
 -- Runs as the owner (a procedure that does not commit may), for a memory_admin login only. One run at a
--- time: each takes the row ('', 'maintain') of memory_internal._locks, which no other role can lock (an
--- advisory lock, which any role can take, let a stranger make every run skip). It waits at most five
--- seconds for any lock (a tenant's open transaction holding its rows): what it cannot lock in time, a
--- model's vectors or a tenant's graph or retention, is left to the next run and said in its record.
+-- time on a node: each locks the table of their record, memory.maintenance_runs, in a mode no other role may
+-- take (an advisory lock, which any role can take, let a stranger make every run skip; the record's inserts go
+-- on). It waits at most five seconds for any lock (a tenant's open transaction holding its rows): what it
+-- cannot lock in time, a model's vectors or a tenant's graph or retention, is left to the next run and said in
+-- its record. On a Citus cluster it runs on each worker, for the tenants whose shards are there, and records
+-- the run there (memory.maintenance_runs is each node's own); the coordinator holds no tenant.
 create or replace procedure memory.maintain()
 language plpgsql
 security definer
@@ -168,19 +195,25 @@ begin
         raise exception 'agent_memory: memory.maintain() is for memory_admin (it works on every tenant)'
             using errcode = 'insufficient_privilege';
     end if;
-    perform from memory_internal._locks as l where l.tenant_id = '' and l.name = 'maintain' for update skip locked;
-    if not found then
+    if not exists (select from memory_internal._tables_here('memory.sessions')) then
+        raise exception 'agent_memory: this node holds no tenants: on a Citus cluster memory.maintain runs on each worker'
+            using errcode = 'feature_not_supported',
+                  hint = 'Run it connected to each worker: it maintains the tenants there.';
+    end if;
+    begin
+        lock table memory.maintenance_runs in share update exclusive mode nowait;
+    exception when lock_not_available then
         insert into memory.maintenance_runs (started_at, finished_at, status)
         values (v_started, pg_catalog.clock_timestamp(), 'skipped');
         return;
-    end if;
+    end;
 
     -- The queue: finished jobs older than queue_keep_done_hours (and the record of runs as old). Dead
     -- jobs stay until an operator acts.
-    delete from memory.jobs as j
-    where j.status = 'done'
-        and j.finished_at < pg_catalog.now() - interval '1 hour' * (memory.setting('queue_keep_done_hours'))::double precision;
-    get diagnostics v_jobs = row_count;
+    v_jobs := memory_internal._count_on_tables_here('memory.jobs', format($sql$
+        with deleted as (delete from %%1$s as j where j.status = 'done' and j.finished_at < %L returning 1)
+        select count(*) from deleted
+    $sql$, pg_catalog.now() - interval '1 hour' * (memory.setting('queue_keep_done_hours'))::double precision));
     delete from memory.maintenance_runs as r
     where r.started_at < pg_catalog.now() - interval '1 hour' * (memory.setting('queue_keep_done_hours'))::double precision;
 
@@ -194,7 +227,9 @@ begin
     v_folded := memory_internal._fold_metric_counts();
     -- Retention before the tier moves, so that it takes what memory.retention_preview() showed. Each tenant's
     -- apart: one whose rows stay locked for five seconds, or that fails, is left to the next run.
-    for v_tenant in select distinct p.tenant_id from memory.retention_policies as p order by p.tenant_id loop
+    for v_tenant in
+        select t.tenant_id from memory_internal._tenants_here('memory.retention_policies') as t (tenant_id) order by 1
+    loop
         begin
             v_archived := memory_internal._apply_retention(v_tenant, pg_catalog.now(), (
                 memory_internal._configured_settings(v_tenant) ->> 'retention_batch'
@@ -210,7 +245,7 @@ begin
     -- Each tenant's moves apart, too: a move across cold rewrites the flags of the item's words, whose rows
     -- another transaction may hold (a tenant's own, or enrichment writing a memory's words); after five seconds,
     -- or a deadlock, that tenant's moves are left to the next run.
-    for v_tenant in select distinct s.tenant_id from memory.sessions as s order by s.tenant_id loop
+    for v_tenant in select t.tenant_id from memory_internal._tenants_here('memory.sessions') as t (tenant_id) order by 1 loop
         begin
             v_moved := memory_internal._move_tiers(v_tenant, pg_catalog.now());
         exception when lock_not_available or deadlock_detected then
@@ -226,8 +261,11 @@ begin
     values (v_started, pg_catalog.clock_timestamp(), 'done',
             jsonb_build_object('jobs_deleted', v_jobs, 'graph_joined', v_graph, 'tiers_moved', v_tiers,
                                'retention', v_retention, 'metric_rows_folded', v_folded,
-                               -- What maintenance cannot run itself (create index concurrently): said.
-                               'tenant_graphs_due', (select count(*) from memory.tenant_graph_statements()))
+                               -- What maintenance cannot run itself (create index concurrently): said (on
+                               -- one node: a Citus cluster has no graphs of a tenant's own yet).
+                               'tenant_graphs_due', case when not memory_internal._citus_table('memory.corpus') then
+                                   (select count(*) from memory.tenant_graph_statements())
+                               end)
             || v_models);
 end
 $$;
@@ -242,4 +280,5 @@ comment on procedure memory.maintain () is
 'retention_batch items per tenant and run), folds the metric counters of ended backends, and counts the big '
 'tenants'' graphs due (memory.tenant_graph_statements(), which `agent-memory graphs` runs). '
 'One run at a time (a concurrent call is recorded as skipped); each run is recorded in '
-'memory.maintenance_runs. Schedule it with pg_cron.';
+'memory.maintenance_runs. Schedule it with pg_cron. On a Citus cluster, run it on each worker: it maintains the '
+'tenants there and records the run there.';

@@ -3,15 +3,16 @@
 -- ...), which Citus pushes down whole to the worker that holds the tenant, where the API function reads and
 -- writes local shards as its caller's login (memory_owner need not log in there). The tenant's calls run so:
 -- commit and enrichment, recall with every filter, curated memory, feedback, the knowledge graph, forget,
--- export and import (tests/citus/test_api_on_cluster.py); memory.work runs on each worker, for the tenants there
--- (tests/citus/test_work_on_cluster.py). Their statements take the shapes Citus routes: each
+-- export and import (tests/citus/test_api_on_cluster.py); memory.work and memory.maintain run on each worker,
+-- for the tenants there (tests/citus/test_work_on_cluster.py, test_maintain_on_cluster.py); an administrator
+-- binds a role through the coordinator. Their statements take the shapes Citus routes: each
 -- names the tenant by a value; no statement mixes a read of a table with a function that reads or writes
 -- another (the rows read first, into arrays); no subquery in an insert's values; no function that is not
 -- immutable on a row's columns in an update; no statement of data-modifying CTEs or an outer join of a list to
--- a table. Not yet: maintenance across workers (it reads every tenant as memory_owner and memory_observer,
--- which may not log in to a worker), a new embedding model, binding a role (a write to a reference table as the
--- owner), an extension upgrade on Citus (it re-creates the functions and undoes their adaptations below), and
--- notifications (raised on the worker).
+-- a table. Not yet: a new embedding model (memory.reembed, and retiring the old one: writes to a reference table
+-- and reads of every tenant, as memory_owner, who may not log in to a worker), the graphs of big tenants, secrets
+-- and the HTTP server's API keys (reference tables the owner writes), an extension upgrade on Citus (it
+-- re-creates the functions and undoes their adaptations below), and notifications (raised on the worker).
 -- Every tenant-keyed table is distributed by tenant_id, all co-located (a tenant's rows of every table are on
 -- one node, so a statement about one tenant is a router query); the tables every tenant shares (settings,
 -- the signal and feature registries, embedding models, tenant bindings, the HTTP server's API keys, the
@@ -30,8 +31,8 @@
 -- - memory_owner may create tables in memory_internal, as it does in memory: Citus makes a moved shard as its
 --   table's owner (and connects to the workers as the owner to move it: docs/SCALING.md).
 
--- The tables and how Citus holds each: 'distributed' (by tenant_id) or 'reference', in an order in which
--- each comes after those it references.
+-- The tables and how Citus holds each: 'distributed' (by tenant_id), 'reference', or 'local' (each node keeps
+-- its own), in an order in which each comes after those it references.
 create or replace function memory_internal._citus_plan()
 returns table (relation regclass, placement text)
 language sql
@@ -44,7 +45,10 @@ as $$
                         where a.attrelid = c.oid and a.attname = 'tenant_id' and not a.attisdropped
                     ) and c.oid not in ('memory.tenant_roles'::regclass, 'memory.config'::regclass,
                                         'memory_internal.api_keys'::regclass)
-                    then 'distributed' else 'reference' end as placement
+                    then 'distributed'
+                    -- Each node's own: the record of the maintenance runs on the node.
+                    when c.oid = 'memory.maintenance_runs'::regclass then 'local'
+                    else 'reference' end as placement
         from pg_catalog.pg_class as c
         where c.relnamespace in ('memory'::regnamespace, 'memory_internal'::regnamespace) and c.relkind = 'r'
     ),
@@ -65,8 +69,8 @@ as $$
 $$;
 
 comment on function memory_internal._citus_plan() is
-'Internal: each table of the extension with how Citus holds it (distributed by tenant_id, or reference), '
-'referenced tables first.';
+'Internal: each table of the extension with how Citus holds it (distributed by tenant_id, reference, or local: '
+'each node''s own), referenced tables first.';
 
 -- Before a memory is deleted, the memory that superseded it no longer names it (on Citus, where the
 -- foreign key cannot set it null itself).
@@ -262,8 +266,9 @@ comment on function memory_internal._adapt_plans_to_citus() is
 -- - a statement may run inside a statement on a shard (nested distributed execution): memory.current_tenant()
 --   reading memory.tenant_roles (a reference table) where row-level security calls it, a trigger, which runs
 --   on the shard, writing the tables of the tenant whose rows fired it, and within memory.call (and the queue
---   worker's steps for a job: memory_internal._work_on, _embed_ahead) a function called for each row of a
---   statement reading the tenant's other rows. Each such statement names the tenant,
+--   worker's steps for a job: memory_internal._work_on, _embed_ahead; maintenance's for a tenant whose shards
+--   it holds: _apply_retention, _move_tiers, _join_graph) a function called for each row of a statement reading
+--   the tenant's other rows. Each such statement names the tenant,
 --   whose shards are on this node (the bindings are copied to every node): it runs here, in the transaction;
 -- - memory.current_tenant() reads the bindings from this node's shard of memory.tenant_roles;
 -- - the statements of commit's turns and of the counters (memory_internal._add_turns, _add_counts: one statement
@@ -293,6 +298,10 @@ begin
     alter function memory_internal._work_on(text, bigint, text) set citus.allow_nested_distributed_execution = on;
     alter function memory_internal._embed_ahead(text, bigint[], text)
     set citus.allow_nested_distributed_execution = on;
+    alter function memory_internal._apply_retention(text, timestamptz, integer)
+    set citus.allow_nested_distributed_execution = on;
+    alter function memory_internal._move_tiers(text, timestamptz) set citus.allow_nested_distributed_execution = on;
+    alter function memory_internal._join_graph(text, integer) set citus.allow_nested_distributed_execution = on;
     for v_function in
         select p.oid::regprocedure from pg_catalog.pg_proc as p
         where p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc'))
@@ -501,7 +510,7 @@ begin
     set local citus.enable_unsafe_triggers = on;
     -- One connection per node: foreign keys to reference tables are added in the same transaction.
     set local citus.multi_shard_modify_mode = 'sequential';
-    for v_table in select * from memory_internal._citus_plan() loop
+    for v_table in select * from memory_internal._citus_plan() as p where p.placement <> 'local' loop
         if v_table.placement = 'reference' then
             perform pg_catalog.create_reference_table(v_table.relation);
         else
