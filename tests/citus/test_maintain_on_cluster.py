@@ -13,15 +13,20 @@ SAID = [{"role": "user", "content": "The staging database moved to the Frankfurt
 
 
 def aged(coordinator: psycopg.Connection, tenant: str) -> None:
-    """A tenant with a session unused for 400 days under a policy that keeps 365, a session of today, and one whose
-    enrichment finished 8 days ago."""
-    for session_id, enrich in (("old", "now"), ("today", "now"), ("queued", "queue")):
+    """A tenant with a session unused for 400 days under a policy that keeps 365, one unused for 200 days (which
+    has decayed, to cold), a session of today, and one whose enrichment finished 8 days ago."""
+    for session_id, enrich in (("old", "now"), ("stale", "now"), ("today", "now"), ("queued", "queue")):
         commit = {"session_id": session_id, "messages": SAID, "enrich": enrich}
         coordinator.execute("select memory.call(%s, 'commit', %s)", (tenant, Jsonb(commit)))
     # (The superuser sets the clock back: it writes the tables directly.)
     coordinator.execute(
         "update memory.sessions set updated_at = now() - interval '400 days', used_at = null"
         " where tenant_id = %s and session_id = 'old'",
+        (tenant,),
+    )
+    coordinator.execute(
+        "update memory.sessions set updated_at = now() - interval '200 days', used_at = null"
+        " where tenant_id = %s and session_id = 'stale'",
         (tenant,),
     )
     coordinator.execute(
@@ -58,7 +63,8 @@ def test_each_worker_maintains_its_tenants_and_records_the_run_there(coordinator
         mine, other = tenants[node.port], next(t for port, t in tenants.items() if port != node.port)
         assert (status, run_by) == ("done", admin)
         assert actions["retention"][mine]["sessions"] == 1
-        assert other not in actions["retention"]
+        assert actions["tiers_moved"][mine]["to_cold"] >= 1
+        assert other not in actions["retention"] and other not in actions["tiers_moved"]
         assert actions["jobs_deleted"] >= 1  # (and those of the suite's other tenants there)
         assert actions["tenant_graphs_due"] is None  # no graph of a tenant's own on a cluster yet
     for tenant in tenants.values():
@@ -67,7 +73,13 @@ def test_each_worker_maintains_its_tenants_and_records_the_run_there(coordinator
             " where tenant_id = %s and session_id <> 'remembered'",
             (tenant,),
         ).fetchone()[0]
-        assert sessions == ["queued", "today"]
+        assert sessions == ["queued", "stale", "today"]
+        tiers = coordinator.execute(
+            "select session_id, tier from memory.sessions where tenant_id = %s and session_id in ('stale', 'today')"
+            " order by 1",
+            (tenant,),
+        ).fetchall()
+        assert tiers == [("stale", "cold"), ("today", "hot")]
         assert coordinator.execute("select count(*) from memory.jobs where tenant_id = %s", (tenant,)).fetchone() == (
             0,
         )

@@ -28,8 +28,8 @@ begin
         raise exception 'agent_memory: the queue worker is for memory_admin (it serves every tenant)'
             using errcode = 'insufficient_privilege';
     end if;
-    if not exists (select from memory_internal._tables_here('memory.jobs')) then
-        raise exception 'agent_memory: this node holds no jobs: on a Citus cluster memory.work runs on each worker'
+    if memory_internal._citus_group() = 0 and not exists (select from memory_internal._tables_here('memory.jobs')) then
+        raise exception 'agent_memory: the coordinator holds no jobs: on a Citus cluster memory.work runs on each worker'
             using errcode = 'feature_not_supported',
                   hint = 'Run it (or agent-memory work) connected to each worker: it serves the tenants there.';
     end if;

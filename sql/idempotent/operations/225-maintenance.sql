@@ -167,12 +167,12 @@ comment on function memory_internal._join_graphs() is
 'graphs into them; how many chunk vectors joined, per tenant.';
 
 -- Runs as the owner (a procedure that does not commit may), for a memory_admin login only. One run at a
--- time on a node: each locks the table of their record, memory.maintenance_runs, in a mode no other role may
--- take (an advisory lock, which any role can take, let a stranger make every run skip; the record's inserts go
--- on). It waits at most five seconds for any lock (a tenant's open transaction holding its rows): what it
--- cannot lock in time, a model's vectors or a tenant's graph or retention, is left to the next run and said in
--- its record. On a Citus cluster it runs on each worker, for the tenants whose shards are there, and records
--- the run there (memory.maintenance_runs is each node's own); the coordinator holds no tenant.
+-- time on a node: each takes the row 'maintain' of memory_internal._node_locks, which no other role can lock (an
+-- advisory lock, which any role can take, let a stranger make every run skip). It waits at most five
+-- seconds for any lock (a tenant's open transaction holding its rows): what it cannot lock in time, a
+-- model's vectors or a tenant's graph or retention, is left to the next run and said in its record. On a Citus
+-- cluster it runs on each worker, for the tenants whose shards are there, and records the run there (the record
+-- and the lock are each node's own); on a coordinator that holds no tenant it is an error that says so.
 create or replace procedure memory.maintain()
 language plpgsql
 security definer
@@ -195,25 +195,39 @@ begin
         raise exception 'agent_memory: memory.maintain() is for memory_admin (it works on every tenant)'
             using errcode = 'insufficient_privilege';
     end if;
-    if not exists (select from memory_internal._tables_here('memory.sessions')) then
-        raise exception 'agent_memory: this node holds no tenants: on a Citus cluster memory.maintain runs on each worker'
-            using errcode = 'feature_not_supported',
-                  hint = 'Run it connected to each worker: it maintains the tenants there.';
+    if memory_internal._citus_group() = 0 and not exists (select from memory_internal._tables_here('memory.sessions'))
+    then
+        raise exception 'agent_memory: the coordinator holds no tenants: on a Citus cluster memory.maintain runs on '
+            'each worker' using errcode = 'feature_not_supported',
+            hint = 'Run it connected to each worker: it maintains the tenants there.';
     end if;
-    begin
-        lock table memory.maintenance_runs in share update exclusive mode nowait;
-    exception when lock_not_available then
+    perform from memory_internal._node_locks as l where l.name = 'maintain' for update skip locked;
+    if not found then
         insert into memory.maintenance_runs (started_at, finished_at, status)
         values (v_started, pg_catalog.clock_timestamp(), 'skipped');
         return;
-    end;
+    end if;
+    -- On a Citus node, the shards of the tables it goes through, held at once (in the order a shard move takes
+    -- them: one after the other, each waiting for the other, they could deadlock with a move).
+    if memory_internal._citus_table('memory.sessions') then
+        perform memory_internal._hold_shards_here(array(
+            select t.shard
+            from pg_catalog.unnest(array['memory.jobs', 'memory.corpus', 'memory.metric_counts',
+                                         'memory.retention_policies', 'memory.sessions']::regclass []) as r (relation)
+            cross join lateral memory_internal._tables_here(r.relation) as t
+        ));
+    end if;
 
     -- The queue: finished jobs older than queue_keep_done_hours (and the record of runs as old). Dead
     -- jobs stay until an operator acts.
     v_jobs := memory_internal._count_on_tables_here('memory.jobs', format($sql$
-        with deleted as (delete from %%1$s as j where j.status = 'done' and j.finished_at < %L returning 1)
+        with deleted as (
+            delete from %%1$s as j
+            where j.status = 'done' and j.finished_at < pg_catalog.now() - interval '1 hour' * %s
+            returning 1
+        )
         select count(*) from deleted
-    $sql$, pg_catalog.now() - interval '1 hour' * (memory.setting('queue_keep_done_hours'))::double precision));
+    $sql$, (memory.setting('queue_keep_done_hours'))::double precision));
     delete from memory.maintenance_runs as r
     where r.started_at < pg_catalog.now() - interval '1 hour' * (memory.setting('queue_keep_done_hours'))::double precision;
 

@@ -16,8 +16,8 @@
 -- Every tenant-keyed table is distributed by tenant_id, all co-located (a tenant's rows of every table are on
 -- one node, so a statement about one tenant is a router query); the tables every tenant shares (settings,
 -- the signal and feature registries, embedding models, tenant bindings, the HTTP server's API keys, the
--- extension's own records) are reference tables, copied to every node. What Citus cannot keep is changed,
--- here and only on Citus:
+-- extension's own records) are reference tables, copied to every node; the record of maintenance runs, and their
+-- lock, are each node's own. What Citus cannot keep is changed, here and only on Citus:
 -- - policies with subselects: plain calls instead (memory_internal._create_tenant_policies), but on the shards;
 -- - memory.jobs' key without the tenant: (tenant_id, job_id), with an index on job_id;
 -- - the key memories.supersedes with on delete set null: no action, and a trigger sets it null first;
@@ -46,8 +46,10 @@ as $$
                     ) and c.oid not in ('memory.tenant_roles'::regclass, 'memory.config'::regclass,
                                         'memory_internal.api_keys'::regclass)
                     then 'distributed'
-                    -- Each node's own: the record of the maintenance runs on the node.
-                    when c.oid = 'memory.maintenance_runs'::regclass then 'local'
+                    -- Each node's own: the record of the maintenance runs on the node, and the lock they take
+                    -- turns on.
+                    when c.oid in ('memory.maintenance_runs'::regclass, 'memory_internal._node_locks'::regclass)
+                        then 'local'
                     else 'reference' end as placement
         from pg_catalog.pg_class as c
         where c.relnamespace in ('memory'::regnamespace, 'memory_internal'::regnamespace) and c.relkind = 'r'

@@ -9,25 +9,6 @@
 -- shards, where a tenant's rows are, are plain tables to PostgreSQL: each node gives them the subselects
 -- (memory_internal._subselect_shard_policies), and Citus copies the plain calls to a shard it makes anew.
 
--- Whether Citus distributes the table or replicates it to every node (false without Citus).
-create or replace function memory_internal._citus_table(relation regclass) returns boolean
-language plpgsql
-stable
-as $$
-declare
-    v_citus boolean := false;
-begin
-    if to_regclass('pg_catalog.pg_dist_partition') is not null then
-        execute 'select exists (select from pg_catalog.pg_dist_partition where logicalrelid = $1)'
-            into v_citus using relation;
-    end if;
-    return v_citus;
-end
-$$;
-
-comment on function memory_internal._citus_table(regclass) is
-'Internal: whether Citus distributes or replicates the table (false where Citus is not installed).';
-
 -- A tenant-keyed table's policy check: its rows are the tenant's (settings: also the rows for every tenant),
 -- or the role is memory_admin's; each read once per statement by a subselect, or (plain) called per row.
 create or replace function memory_internal._tenant_check(relation regclass, plain boolean) returns text
