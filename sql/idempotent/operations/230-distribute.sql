@@ -10,14 +10,14 @@
 -- another (the rows read first, into arrays); no subquery in an insert's values; no function that is not
 -- immutable on a row's columns in an update; no statement of data-modifying CTEs or an outer join of a list to
 -- a table. Not yet: a new embedding model (memory.reembed, and retiring the old one: writes to a reference table
--- and reads of every tenant, as memory_owner, who may not log in to a worker), the graphs of big tenants, secrets
--- and the HTTP server's API keys (reference tables the owner writes), an extension upgrade on Citus (it
--- re-creates the functions and undoes their adaptations below), and notifications (raised on the worker).
+-- and reads of every tenant, as memory_owner, who may not log in to a worker), the graphs of big tenants, an
+-- extension upgrade on Citus (it re-creates the functions and undoes their adaptations below), and notifications
+-- (raised on the worker).
 -- Every tenant-keyed table is distributed by tenant_id, all co-located (a tenant's rows of every table are on
 -- one node, so a statement about one tenant is a router query); the tables every tenant shares (settings,
--- the signal and feature registries, embedding models, tenant bindings, the HTTP server's API keys, the
--- extension's own records) are reference tables, copied to every node; the record of maintenance runs, and their
--- lock, are each node's own. What Citus cannot keep is changed, here and only on Citus:
+-- the signal and feature registries, embedding models, tenant bindings, secrets, the extension's own records)
+-- are reference tables, copied to every node; the record of maintenance runs (and their lock) and the HTTP
+-- server's API keys are each node's own. What Citus cannot keep is changed, here and only on Citus:
 -- - policies with subselects: plain calls instead (memory_internal._create_tenant_policies), but on the shards;
 -- - memory.jobs' key without the tenant: (tenant_id, job_id), with an index on job_id;
 -- - the key memories.supersedes with on delete set null: no action, and a trigger sets it null first;
@@ -40,17 +40,20 @@ stable
 as $$
     with recursive tables as (
         select c.oid::regclass as relation,
-               case when exists (
-                        select from pg_catalog.pg_attribute as a
-                        where a.attrelid = c.oid and a.attname = 'tenant_id' and not a.attisdropped
-                    ) and c.oid not in ('memory.tenant_roles'::regclass, 'memory.config'::regclass,
-                                        'memory_internal.api_keys'::regclass)
-                    then 'distributed'
-                    -- Each node's own: the record of the maintenance runs on the node, and the lock they take
-                    -- turns on.
-                    when c.oid in ('memory.maintenance_runs'::regclass, 'memory_internal._node_locks'::regclass)
-                        then 'local'
-                    else 'reference' end as placement
+               case
+                   -- Each node's own: the record of the maintenance runs on the node and the lock they take turns
+                   -- on, and the HTTP server's API keys (it connects to the coordinator, whose keys they are; the
+                   -- owner writes them there, and marks them used, without a connection to another node).
+                   when c.oid in ('memory.maintenance_runs'::regclass, 'memory_internal._node_locks'::regclass,
+                                  'memory_internal.api_keys'::regclass)
+                       then 'local'
+                   when exists (
+                       select from pg_catalog.pg_attribute as a
+                       where a.attrelid = c.oid and a.attname = 'tenant_id' and not a.attisdropped
+                   ) and c.oid not in ('memory.tenant_roles'::regclass, 'memory.config'::regclass)
+                       then 'distributed'
+                   else 'reference'
+               end as placement
         from pg_catalog.pg_class as c
         where c.relnamespace in ('memory'::regnamespace, 'memory_internal'::regnamespace) and c.relkind = 'r'
     ),
@@ -281,7 +284,10 @@ comment on function memory_internal._adapt_plans_to_citus() is
 --   and those of each shard made here from now on (an event trigger on create policy);
 -- - each node's identity sequences of distributed tables count in a range of their own ((group << 48) + 1 on,
 --   as Citus's do): a tenant's rows take their keys on the node that holds them, and no key a node gives
---   meets one a tenant brought along when its shards moved there.
+--   meets one a tenant brought along when its shards moved there;
+-- - memory.set_secret runs as its caller, a superuser: Citus writes the secrets, a reference table, on every node
+--   as the role that writes them, and memory_owner may not log in to a node (memory_admin, who may not write
+--   the secrets itself, is refused there).
 drop function if exists memory_internal._adapt_to_citus();
 create or replace function memory_internal._adapt_to_citus(bindings text default null) returns void
 language plpgsql
@@ -296,6 +302,7 @@ begin
     -- (Each node changes its own functions: this runs on every node, and a worker may not send its changes on.)
     perform pg_catalog.set_config('citus.enable_ddl_propagation', 'off', true);
     alter function memory.current_tenant() set citus.allow_nested_distributed_execution = on;
+    alter function memory.set_secret(text, text, text) security invoker;
     alter function memory.call(text, text, jsonb) set citus.allow_nested_distributed_execution = on;
     alter function memory_internal._work_on(text, bigint, text) set citus.allow_nested_distributed_execution = on;
     alter function memory_internal._embed_ahead(text, bigint[], text)

@@ -3,6 +3,24 @@
 -- logs in as a member of memory_http, looks the key up, takes the key's role with `set role` for the request's
 -- transaction, and row-level security keeps the tenant's rows apart as for any other session of that role.
 
+-- On a Citus cluster the HTTP server's API keys are the coordinator's, where the server connects (each node keeps
+-- its own table of them): a key made or revoked on a worker would be one the server never sees.
+create or replace function memory_internal._refuse_keys_on_a_worker() returns void
+language plpgsql
+stable
+as $$
+begin
+    if memory_internal._citus_group() > 0 then
+        raise exception 'agent_memory: on a Citus cluster the HTTP server''s API keys are the coordinator''s'
+            using errcode = 'feature_not_supported',
+                  hint = 'Make, list and revoke them connected to the coordinator, where the server connects.';
+    end if;
+end
+$$;
+
+comment on function memory_internal._refuse_keys_on_a_worker() is
+'Internal: an error on a Citus worker, whose table of API keys the HTTP server never reads.';
+
 -- A new key (memory_admin): the key is returned once, only its sha256 is kept. The role must be one the server
 -- may take (granted to memory_http), bound to tenant_id, or a memory_app role for a key without a tenant; never
 -- one that administers agent_memory (a superuser, or a member of memory_admin).
@@ -22,6 +40,7 @@ declare
     v_bound text := (select r.tenant_id from memory.tenant_roles as r where r.role_name = v_role);
     v_key text := 'amk_' || pg_catalog.replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '');
 begin
+    perform memory_internal._refuse_keys_on_a_worker();
     if create_api_key.tenant_id = '' or length(create_api_key.tenant_id) > 200 then
         raise exception 'agent_memory: tenant_id must be 1 to 200 characters, or null for a role that chooses its '
             'tenant per request' using errcode = 'invalid_parameter_value';
@@ -78,6 +97,7 @@ create or replace function memory.revoke_api_key(key_id bigint) returns boolean
 language plpgsql
 as $$
 begin
+    perform memory_internal._refuse_keys_on_a_worker();
     update memory_internal.api_keys as k
     set revoked_at = coalesce(k.revoked_at, pg_catalog.now()), revoked_by = coalesce(k.revoked_by, session_user)
     where k.key_id = revoke_api_key.key_id;

@@ -18,6 +18,14 @@ declare
         from '^([Hh][Tt][Tt][Pp][Ss]?://[A-Za-z0-9.:\[\]-]+)(?:[/?#]|$)'
     ));
 begin
+    -- (On Citus it runs as its caller, memory_internal._adapt_to_citus: elsewhere as the owner.)
+    if current_user <> 'memory_owner'
+        and not (select r.rolsuper from pg_catalog.pg_roles as r where r.rolname = current_user) then
+        raise exception 'agent_memory: on a Citus cluster a superuser stores secrets' using
+            errcode = 'insufficient_privilege',
+            hint = 'Citus writes them on every node as the role that calls memory.set_secret; memory_owner may not '
+                   'log in to a node, and memory_admin may not write them itself.';
+    end if;
     if name is null or name !~ '^[a-z][a-z0-9_]{0,62}$' then
         raise exception 'agent_memory: secret name must be lower-case letters, digits and _, got %', name;
     end if;
