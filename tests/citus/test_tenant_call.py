@@ -126,6 +126,10 @@ def test_an_administrator_binds_a_login_through_the_coordinator_on_every_node(co
     try:
         with COORDINATOR.connect(user=admin) as conn:
             conn.execute("select memory.bind_tenant_role(%s, %s)", (login, tenant))
+            with pytest.raises(psycopg.errors.InvalidParameterValue, match="agent_memory's or PostgreSQL's own"):
+                conn.execute("select memory.bind_tenant_role('memory_owner', %s)", (tenant,))
+        with COORDINATOR.connect(user=login) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("select memory.bind_tenant_role(%s, 'someone-else')", (login,))
         for node in (COORDINATOR, *WORKERS):
             with node.connect() as conn:
                 bound = conn.execute(
