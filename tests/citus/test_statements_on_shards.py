@@ -2,7 +2,8 @@
 scoring statement, commit's insert of turns and the counters' insert are prepared there naming the shards (Citus
 plans a statement about its tables on every run), and every shard's tenant policy checks once per statement (with
 subselects, as on one node: Citus takes none in its tables' policies), a shard made anew by a move too
-(test_shard_move.py)."""
+(test_shard_move.py). The functions that only read the tables every node holds whole (settings, the registries)
+read each node's copy by its shard's name, and those of SQL stay SQL."""
 
 from __future__ import annotations
 
@@ -87,3 +88,19 @@ def test_every_shards_tenant_policy_checks_once_per_statement_and_each_table_onc
             assert "memory.turns" in tables and not any("SELECT" in check for check in tables.values())
             # The bindings' copy keeps its own policy alone.
             assert not any(name.startswith("memory.tenant_roles_") for name in shards)
+
+
+def test_the_settings_are_read_from_each_nodes_copy_by_sql_functions_that_stay_sql(cluster):
+    functions = ["memory_internal._setting_definitions()", "memory_internal._configured_settings(text)"]
+    for node in cluster:
+        with node.connect() as conn:
+            rows = conn.execute(
+                "select p.oid::regprocedure::text, l.lanname, p.prosrc from pg_proc as p"
+                " inner join pg_language as l on l.oid = p.prolang where p.oid = any(%s::regprocedure[])",
+                (functions,),
+            ).fetchall()
+        assert len(rows) == len(functions)
+        for name, language, body in rows:
+            assert language == "sql", name  # inlined where it is called, as on one node
+            assert re.search(r"\bmemory(_internal)?\.[a-z_]+_[0-9]+\b", body), name  # a shard, on every node
+            assert not re.search(r"\bmemory(_internal)?\.(config|_declared_settings|signals)\b(?!_)", body), name

@@ -194,12 +194,86 @@ as $$
         select from pg_catalog.pg_class as c
         where c.relnamespace in ('memory'::regnamespace, 'memory_internal'::regnamespace)
             and c.relkind in ('r', 'v', 'p')
+            -- (Not a shard, <table>_<shard id>: PostgreSQL alone plans a statement on one.)
+            and c.relname !~ '_[0-9]+$'
             and body ~ format('\m%s\.%s\M', c.relnamespace::regnamespace, c.relname)
     )
 $$;
 
 comment on function memory_internal._reads_tables(text) is
-'Internal: whether a function''s body names a table or view of the extension.';
+'Internal: whether a function''s body names a table or view of the extension (not a Citus shard of one).';
+
+-- Whether a function's body reads tables, and only tables every node holds whole (reference tables: settings, the
+-- registries, the embedding models; neither a distributed table nor a view), each where a statement reads it (after
+-- from or join: not in a regclass, a message or a text).
+create or replace function memory_internal._reads_only_reference_tables(body text) returns boolean
+language sql
+stable
+as $$
+    with named as (
+        select p.placement, format('\m%s\.%s\M', n.nspname, c.relname) as pattern
+        from pg_catalog.pg_class as c
+        inner join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+        left join memory_internal._citus_plan() as p on p.relation = c.oid
+        where n.nspname in ('memory', 'memory_internal') and c.relkind in ('r', 'v', 'p', 'm')
+            and c.relname !~ '_[0-9]+$'  -- (not a shard)
+            and body ~ format('\m%s\.%s\M', n.nspname, c.relname)
+    )
+
+    select exists (select from named) and not exists (
+        select from named as d
+        where d.placement is distinct from 'reference'
+            or pg_catalog.regexp_count(body, d.pattern)
+            <> pg_catalog.regexp_count(body, '\m(from|join)\s+' || d.pattern, 1, 'i')
+    )
+$$;
+
+comment on function memory_internal._reads_only_reference_tables(text) is
+'Internal: whether a function''s body reads only tables Citus copies to every node (reference tables).';
+
+-- The functions that read only reference tables and write none (stable or immutable) read this node's copy by its
+-- shard's name, which is the same on every node: PostgreSQL plans a plain table, as on one node, where Citus
+-- planned each statement on every call (about eight a recall reading settings alone), and those of SQL stay SQL
+-- (memory_internal._adapt_to_citus leaves them so), inlined where their callers are. How many it changed.
+create or replace function memory_internal._read_reference_tables_here() returns integer
+language plpgsql
+as $$
+declare
+    v_names text[];
+    v_shards text[];
+    v_function record;
+    v_count integer := 0;
+begin
+    select array_agg(format('%I.%I', n.nspname, c.relname)), array_agg(h.name) into v_names, v_shards
+    from pg_dist_partition as p
+    inner join pg_catalog.pg_class as c on c.oid = p.logicalrelid
+    inner join pg_catalog.pg_namespace as n on n.oid = c.relnamespace
+    cross join lateral memory_internal._tables_here(p.logicalrelid) as h
+    where p.partmethod = 'n' and p.repmodel = 't' and n.nspname in ('memory', 'memory_internal')
+        and h.shard is not null;
+    if v_names is null then
+        return 0;  -- (the tables are not Citus's yet, or this node holds no copy of them)
+    end if;
+    for v_function in
+        select p.prosrc, pg_catalog.pg_get_functiondef(p.oid) as definition
+        from pg_catalog.pg_proc as p
+        where p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc'))
+            and p.provolatile in ('s', 'i')
+            and p.prolang in (select l.oid from pg_catalog.pg_language as l where l.lanname in ('sql', 'plpgsql'))
+            and memory_internal._reads_only_reference_tables(p.prosrc)
+    loop
+        -- (pg_get_functiondef: the header's lines, then the body's, which begin with "AS ".)
+        execute pg_catalog.left(v_function.definition, pg_catalog.strpos(v_function.definition, e'\nAS '))
+            || 'AS ' || pg_catalog.quote_literal(memory_internal._renamed(v_function.prosrc, v_names, v_shards));
+        v_count := v_count + 1;
+    end loop;
+    return v_count;
+end
+$$;
+
+comment on function memory_internal._read_reference_tables_here() is
+'Internal: on a Citus node, the functions that only read reference tables read this node''s copies of them by '
+'their shards'' names; how many.';
 
 -- How the API's functions plan on a Citus node (memory_internal._adapt_to_citus, after the SQL functions that read
 -- tables run as PL/pgSQL): PostgreSQL's choice where a function forces one generic plan, commit's turns and the
@@ -285,6 +359,8 @@ comment on function memory_internal._adapt_plans_to_citus() is
 -- - each node's identity sequences of distributed tables count in a range of their own ((group << 48) + 1 on,
 --   as Citus's do): a tenant's rows take their keys on the node that holds them, and no key a node gives
 --   meets one a tenant brought along when its shards moved there;
+-- - the functions that read only reference tables, and write none, read the node's copies by their shards' names
+--   (memory_internal._read_reference_tables_here);
 -- - memory.set_secret runs as its caller, a superuser: Citus writes the secrets, a reference table, on every node
 --   as the role that writes them, and memory_owner may not log in to a node (memory_admin, who may not write
 --   the secrets itself, is refused there).
@@ -311,6 +387,7 @@ begin
     set citus.allow_nested_distributed_execution = on;
     alter function memory_internal._move_tiers(text, timestamptz) set citus.allow_nested_distributed_execution = on;
     alter function memory_internal._join_graph(text, integer) set citus.allow_nested_distributed_execution = on;
+    perform memory_internal._read_reference_tables_here();
     for v_function in
         select p.oid::regprocedure from pg_catalog.pg_proc as p
         where p.oid in (select memory_internal._extension_objects('pg_catalog.pg_proc'))
@@ -336,6 +413,7 @@ begin
             -- (PL/pgSQL takes no output column of a parameter's name.)
             and (select count(*) = count(distinct a.name) from unnest(p.proargnames) as a (name) where a.name <> '')
             and memory_internal._reads_tables(p.prosrc)
+            and not (p.provolatile in ('s', 'i') and memory_internal._reads_only_reference_tables(p.prosrc))
     loop
         -- (pg_get_functiondef: the header's lines, then the body's, which begin with "AS ".)
         execute pg_catalog.replace(
